@@ -1,0 +1,63 @@
+"""trl-sandbox: run model-written code safely and fast during TRL GRPO training, and turn test results into rewards.
+
+Importing this package does not import torch or trl: :class:`SandboxGRPOTrainer` and :class:`SandboxGRPOConfig`
+are loaded on first access.
+
+    from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer, code_reward
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+from .config import SandboxConfig
+from .errors import (
+    ConfigurationError,
+    InfrastructureError,
+    IsolationUnavailableError,
+    SandboxCreationError,
+    TaskFormatError,
+    TrlSandboxError,
+    UnknownBackendError,
+)
+from .pool import SandboxPool
+from .rewards import CodeReward, code_reward
+from .scoring import ScoreResult, Scorer
+from .tasks import Task, extract_code, load_tasks
+
+if TYPE_CHECKING:
+    from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
+
+__all__ = [
+    "CodeReward",
+    "ConfigurationError",
+    "InfrastructureError",
+    "IsolationUnavailableError",
+    "SandboxConfig",
+    "SandboxCreationError",
+    "SandboxGRPOConfig",
+    "SandboxGRPOTrainer",
+    "SandboxPool",
+    "ScoreResult",
+    "Scorer",
+    "Task",
+    "TaskFormatError",
+    "TrlSandboxError",
+    "UnknownBackendError",
+    "__version__",
+    "code_reward",
+    "extract_code",
+    "load_tasks",
+]
+
+_LAZY = {"SandboxGRPOConfig", "SandboxGRPOTrainer"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import trainer
+
+        return getattr(trainer, name)
+    raise AttributeError(f"module 'trl_sandbox' has no attribute {name!r}")

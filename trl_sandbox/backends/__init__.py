@@ -1,0 +1,45 @@
+"""Sandbox backends: the contract (:mod:`.base`) and one module per implementation.
+
+Use :func:`get_backend` to build a backend from its registry name (the ``sandbox_backend`` option).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UnknownBackendError
+from .base import Backend, ExecResult, Sandbox
+
+__all__ = ["BACKENDS", "Backend", "ExecResult", "Sandbox", "get_backend"]
+
+#: Registry names accepted by :func:`get_backend`, with a one-line description each.
+BACKENDS = {
+    "local": "isolated processes on this machine (default; no account needed)",
+    "mock": "a test double driven by a handler function (trl_sandbox.testing)",
+}
+
+
+def get_backend(name: str | Backend, **options: Any) -> Backend:
+    """Build the backend called ``name`` with ``options`` (its constructor's keyword arguments).
+
+    Args:
+        name: A registry name (see :data:`BACKENDS`) or an already-built :class:`Backend`, returned as is.
+        **options: Keyword arguments of the backend's constructor (for ``local``, see
+            :class:`~trl_sandbox.backends.local.LocalBackend`).
+
+    Raises:
+        UnknownBackendError: ``name`` is not registered; the message lists the registered names.
+        ConfigurationError: an option is invalid for that backend.
+    """
+    if isinstance(name, Backend):
+        return name
+    if name == "local":
+        from .local import LocalBackend
+
+        return LocalBackend(**options)
+    if name == "mock":
+        from .mock import installed_mock_backend
+
+        return installed_mock_backend()
+    known = ", ".join(f"{k!r} ({v})" for k, v in BACKENDS.items())
+    raise UnknownBackendError(f"unknown sandbox backend {name!r}; available backends: {known}")

@@ -1,0 +1,175 @@
+"""Trusted launcher of the local backend: isolates one command, runs it, reports how it ended.
+
+Run as ``python -I -S _launcher.py CONFIG_JSON`` by :class:`trl_sandbox.backends.local.LocalBackend`, never imported
+by the trainer. Standard library only: it starts before, and outside of, any model-written code.
+
+What it does, in order:
+
+1. ``unshare`` new network, PID, IPC and UTS namespaces (plus a user namespace when not root). The new network
+   namespace has no interface up, not even loopback: no TCP, UDP or local socket reaches the host's services.
+2. ``fork`` the command's first process, which is PID 1 of the new PID namespace. When it exits or is killed, the
+   kernel kills every process left in the namespace: double forks, ``setsid`` and daemons cannot outlive it.
+3. In the child: die with the launcher (``PR_SET_PDEATHSIG``), enter the scratch directory, set the rlimits, drop to
+   the unprivileged uid/gid with no supplementary groups, set no-new-privs, and ``execve`` with the given
+   environment (never the host's).
+4. In the launcher: wait for the child up to the wall-clock timeout, kill it at the deadline, and write one JSON
+   status object (exit code, timed out, duration) to ``status_fd``, a pipe the command does not inherit.
+
+Exit code 0 means the status was written. Setup failures are reported as ``{"error": ...}`` on ``status_fd``.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+RLIMITS = {
+    "cpu": resource.RLIMIT_CPU,
+    "as": resource.RLIMIT_AS,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nproc": resource.RLIMIT_NPROC,
+    "nofile": resource.RLIMIT_NOFILE,
+    "core": resource.RLIMIT_CORE,
+    "stack": resource.RLIMIT_STACK,
+}
+
+
+def _write_status(fd, status):
+    data = json.dumps(status).encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _unshare(libc, cfg):
+    """Enter the new namespaces; return None or an error message."""
+    if not cfg.get("namespaces", True):
+        return None
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    uid, gid = os.getuid(), os.getgid()
+    if cfg.get("userns"):
+        flags |= CLONE_NEWUSER
+    if libc.unshare(flags) != 0:
+        err = ctypes.get_errno()
+        return "unshare(%#x) failed: %s" % (flags, os.strerror(err))
+    if cfg.get("userns"):
+        # Map our own ids only: inside, the code keeps its unprivileged host identity.
+        try:
+            with open("/proc/self/setgroups", "w") as f:
+                f.write("deny")
+            with open("/proc/self/uid_map", "w") as f:
+                f.write("%d %d 1" % (uid, uid))
+            with open("/proc/self/gid_map", "w") as f:
+                f.write("%d %d 1" % (gid, gid))
+        except OSError as exc:
+            return "writing the user namespace id maps failed: %s" % exc
+    return None
+
+
+def _child(libc, cfg, alive_r, setup_w):
+    """Runs in the forked child (PID 1 of the new namespace); never returns."""
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # The launcher may have died before prctl took effect: then nobody would kill us. Its end of the pipe
+        # closing tells us so.
+        if select.select([alive_r], [], [], 0)[0]:
+            os._exit(1)
+        os.chdir(cfg["cwd"])
+        for name, (soft, hard) in cfg.get("rlimits", {}).items():
+            resource.setrlimit(RLIMITS[name], (soft, hard))
+        uid, gid = cfg.get("uid"), cfg.get("gid")
+        if gid is not None:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+        if uid is not None:
+            os.setresuid(uid, uid, uid)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        os.umask(0o077)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        argv = cfg["argv"]
+        os.execve(argv[0], argv, cfg.get("env", {}))
+    except BaseException as exc:  # noqa: BLE001 - report any setup failure to the launcher, then die
+        try:
+            os.write(setup_w, ("%s: %s" % (type(exc).__name__, exc)).encode())
+        finally:
+            os._exit(127)
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    status_fd = cfg["status_fd"]
+    os.set_inheritable(status_fd, False)
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    error = _unshare(libc, cfg)
+    if error:
+        _write_status(status_fd, {"error": error})
+        return 0
+
+    alive_r, alive_w = os.pipe()
+    setup_r, setup_w = os.pipe()
+    os.set_inheritable(setup_w, False)  # closed by a successful execve: EOF means "started"
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(status_fd)
+        os.close(alive_w)
+        os.close(setup_r)
+        _child(libc, cfg, alive_r, setup_w)
+    os.close(alive_r)
+    os.close(setup_w)
+
+    setup_error = b""
+    while True:
+        chunk = os.read(setup_r, 4096)
+        if not chunk:
+            break
+        setup_error += chunk
+    os.close(setup_r)
+
+    timed_out = False
+    deadline = start + float(cfg["timeout_s"])
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: the kernel kills the rest
+            break
+        if poller.poll(remaining * 1000):
+            break
+    _, status = os.waitpid(pid, 0)
+    duration = time.monotonic() - start
+    os.close(pidfd)
+    if setup_error:
+        _write_status(status_fd, {"error": "sandbox setup failed: " + setup_error.decode(errors="replace")})
+        return 0
+    code = os.waitstatus_to_exitcode(status)
+    _write_status(
+        status_fd,
+        {
+            "exit_code": None if timed_out else (128 - code if code < 0 else code),
+            "timed_out": timed_out,
+            "duration_s": duration,
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""The backend contract: the one interface every sandbox backend implements.
+
+Everything above this module (the pool, the scorer, the trainer) talks only to :class:`Backend`; everything below it
+is one module per implementation (``local.py``, ``mock.py``, remote backends later). The contract is async (anyio):
+each call may be awaited concurrently with others, and each call is bounded by a deadline.
+
+Errors: a method raises :class:`~trl_sandbox.errors.InfrastructureError` (or a subclass) when the sandbox machinery
+fails. The code's own failures (non-zero exit, timeout, crash) are returned in :class:`ExecResult`, never raised.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InfrastructureError
+
+__all__ = ["Backend", "ExecResult", "InfrastructureError", "Sandbox"]
+
+
+@dataclass
+class Sandbox:
+    """A handle to one sandbox of a backend.
+
+    Attributes:
+        id: Backend-unique identifier (string).
+        labels: Ownership labels given at creation (``str -> str``); used by :meth:`Backend.list`.
+        workdir: Absolute path, as commands inside the sandbox see it, of the directory that
+            :meth:`Backend.write_files` writes into. Executions may read it; they run in a fresh scratch directory
+            of their own (local backend) or in the sandbox's working directory (remote backends).
+        python: The command (argv prefix) that starts a Python 3 interpreter inside the sandbox.
+        data: Backend-private state (for instance the remote SDK object). Callers must not use it.
+    """
+
+    id: str
+    labels: dict[str, str]
+    workdir: str
+    python: list[str]
+    data: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one command run in a sandbox.
+
+    Attributes:
+        exit_code: The command's exit status; ``128 + N`` when it was killed by signal ``N``; ``None`` when it was
+            killed because it ran past its timeout.
+        stdout: Standard output, at most the backend's output cap (bytes).
+        stderr: Standard error, at most the backend's output cap (bytes).
+        duration_s: Wall-clock run time of the command, in seconds.
+        timed_out: True when the command ran past its wall-clock timeout and was killed (with all its processes).
+        output_truncated: True when stdout or stderr went past the output cap and was cut.
+    """
+
+    exit_code: int | None
+    stdout: bytes
+    stderr: bytes
+    duration_s: float
+    timed_out: bool = False
+    output_truncated: bool = False
+
+
+class Backend(abc.ABC):
+    """Abstract sandbox backend.
+
+    Lifecycle: call :meth:`start` once before use (it validates configuration and credentials and may raise
+    :class:`~trl_sandbox.errors.ConfigurationError`), and :meth:`aclose` once at the end. In between, sandboxes are
+    created, used and deleted through the methods below; any of them may run concurrently.
+
+    Implementations: :class:`~trl_sandbox.backends.local.LocalBackend` (``"local"``) and
+    :class:`~trl_sandbox.backends.mock.MockBackend` (``"mock"``, for tests).
+    """
+
+    #: Registry name (``sandbox_backend`` value).
+    name: str = "abstract"
+
+    async def start(self) -> None:
+        """Validate configuration and check that the backend can work. Default: nothing to check.
+
+        Raises:
+            ConfigurationError: missing credentials, unusable options, or (local) no isolation available.
+        """
+
+    async def aclose(self) -> None:
+        """Release client resources (connections, threads). Does not delete sandboxes. Default: nothing."""
+
+    def describe(self) -> str:
+        """One line for logs: the backend and the isolation layers it provides."""
+        return self.name
+
+    @abc.abstractmethod
+    async def create(self, labels: Mapping[str, str]) -> Sandbox:
+        """Create one sandbox carrying ``labels`` (``str -> str``) and return its handle.
+
+        Raises:
+            InfrastructureError: the sandbox could not be created.
+        """
+
+    @abc.abstractmethod
+    async def write_files(self, sandbox: Sandbox, files: Mapping[str, bytes]) -> None:
+        """Write ``files`` (relative path -> content bytes) under ``sandbox.workdir``, replacing existing files.
+
+        Raises:
+            InfrastructureError: the sandbox is gone or the write failed.
+        """
+
+    @abc.abstractmethod
+    async def exec(
+        self,
+        sandbox: Sandbox,
+        argv: Sequence[str],
+        *,
+        stdin: bytes = b"",
+        timeout_s: float,
+    ) -> ExecResult:
+        """Run ``argv`` in ``sandbox`` with ``stdin`` as standard input, for at most ``timeout_s`` seconds.
+
+        The command and every process it starts are killed at the timeout (``ExecResult.timed_out``). Output past
+        the backend's cap is cut (``ExecResult.output_truncated``).
+
+        Raises:
+            InfrastructureError: the command could not be run (sandbox died, backend error, lost connection).
+        """
+
+    @abc.abstractmethod
+    async def delete(self, sandbox: Sandbox) -> None:
+        """Delete ``sandbox`` and everything in it. Deleting a sandbox that is already gone is not an error.
+
+        Raises:
+            InfrastructureError: the backend could not be reached to delete it.
+        """
+
+    @abc.abstractmethod
+    async def list(self, labels: Mapping[str, str]) -> list[Sandbox]:
+        """Return the sandboxes (of this backend's account or machine) whose labels include all of ``labels``.
+
+        Raises:
+            InfrastructureError: the backend could not be reached.
+        """
+
+    async def health_check(self, sandbox: Sandbox, *, timeout_s: float = 10.0) -> bool:
+        """Return True when ``sandbox`` runs a trivial Python command within ``timeout_s`` seconds."""
+        try:
+            result = await self.exec(sandbox, [*sandbox.python, "-c", "pass"], timeout_s=timeout_s)
+        except InfrastructureError:
+            return False
+        return result.exit_code == 0

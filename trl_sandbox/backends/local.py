@@ -1,0 +1,490 @@
+"""The ``local`` backend: isolated processes on this machine, no account needed (the default).
+
+A local sandbox is a directory: ``{root_dir}/{id}/`` holds ``labels.json``, ``files/`` (what
+:meth:`LocalBackend.write_files` wrote, read-only to executions) and ``runs/`` (one fresh scratch directory per
+execution, removed when it ends). Every execution is a fresh process started by the trusted launcher
+(``_launcher.py``), which puts it in new network/PID/IPC/UTS namespaces, sets rlimits, drops privileges and runs it
+with a fixed minimal environment. See :class:`LocalBackend` for the layers and their limits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+import anyio
+from anyio.abc import ByteReceiveStream
+
+from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
+from .base import Backend, ExecResult, Sandbox
+
+logger = logging.getLogger(__name__)
+
+_LAUNCHER = str(Path(__file__).with_name("_launcher.py"))
+_SANDBOX_UID_BASE = 61000
+_SANDBOX_UID_SPAN = 20000
+# What a sandboxed command sees as its environment: nothing from the host (no tokens, no proxies).
+_BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "PYTHONIOENCODING": "utf-8",
+}
+_PROBE = (
+    "import errno, json, os, socket\n"
+    "r = {'uid': os.getuid(), 'env': sorted(os.environ)}\n"
+    "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+    "s.settimeout(1)\n"
+    "try:\n"
+    "    s.connect(('127.0.0.1', 9))\n"
+    "    r['net'] = 'connected'\n"
+    "except OSError as e:\n"
+    "    r['net'] = 'unreachable' if e.errno == errno.ENETUNREACH else errno.errorcode.get(e.errno, str(e))\n"
+    "print(json.dumps(r))\n"
+)
+# Seconds the host waits past an execution's own timeout before it kills the launcher itself.
+_HOST_GRACE_S = 2.0
+
+
+def _rmtree(path: Path) -> None:
+    """Remove ``path`` even when sandboxed code left directories without write or search permission."""
+
+    def onerror(func, p, _exc):  # noqa: ANN001 - shutil callback signature
+        try:
+            parent = os.path.dirname(p)
+            os.chmod(parent, stat.S_IRWXU)
+            if os.path.isdir(p) and not os.path.islink(p):
+                os.chmod(p, stat.S_IRWXU)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=onerror)
+
+
+class LocalBackend(Backend):
+    """Runs each execution in a fresh, isolated process on this machine.
+
+    Isolation layers (all checked by a probe in :meth:`start`):
+
+    - network: a new network namespace with no interface up: no TCP, UDP or unix-socket connection to anything;
+    - processes: a new PID namespace whose PID 1 is the command: at exit or timeout the kernel kills every
+      process the code started (double forks and ``setsid`` included); it cannot see or signal host processes;
+    - identity: as root, the code runs as an unprivileged per-sandbox uid (``61000 + n``) with no groups and
+      no-new-privs; as a normal user, in a user namespace that maps only the user's own uid;
+    - environment: a fixed minimal environment, nothing inherited from the host (no tokens);
+    - resources: rlimits on CPU seconds, address space (``memory_limit_bytes``), file size, processes, open
+      files; a wall-clock timeout; stdout/stderr cut at ``output_limit_bytes`` each;
+    - files: a fresh scratch directory per execution (mode 0700), deleted afterwards.
+
+    Not isolated yet: the host's world-readable files and world-writable directories such as ``/tmp`` are visible
+    to the unprivileged uid (see the README's security model).
+
+    Args:
+        root_dir: Where sandbox directories live. Default: ``{tempfile.gettempdir()}/trl-sandbox-{euid}``.
+        python: Interpreter that runs code inside the sandbox. Default: the first of the trainer's interpreter,
+            its base interpreter and ``/usr/bin/python3`` that the sandbox user can run.
+        site_packages: When False (default), sandboxed Python starts with ``-I -S``: no site-packages, faster
+            start. When True, ``-I`` only, so installed packages (numpy...) can be imported.
+        memory_limit_bytes: Address-space limit per execution (bytes).
+        output_limit_bytes: Cap on each of stdout and stderr per execution (bytes).
+        file_size_limit_bytes: Largest file an execution may write (bytes).
+        max_processes: Process/thread limit per sandbox uid (``RLIMIT_NPROC``).
+        max_open_files: Open file descriptor limit (``RLIMIT_NOFILE``).
+        allow_weak_isolation: Run without namespaces when the kernel refuses them (logs a warning). Default False:
+            :meth:`start` raises :class:`~trl_sandbox.errors.IsolationUnavailableError` instead.
+    """
+
+    name = "local"
+
+    def __init__(
+        self,
+        *,
+        root_dir: str | os.PathLike[str] | None = None,
+        python: str | None = None,
+        site_packages: bool = False,
+        memory_limit_bytes: int = 1 << 30,
+        output_limit_bytes: int = 1 << 20,
+        file_size_limit_bytes: int = 64 << 20,
+        max_processes: int = 64,
+        max_open_files: int = 256,
+        allow_weak_isolation: bool = False,
+    ) -> None:
+        for label, value in (
+            ("memory_limit_bytes", memory_limit_bytes),
+            ("output_limit_bytes", output_limit_bytes),
+            ("file_size_limit_bytes", file_size_limit_bytes),
+            ("max_processes", max_processes),
+            ("max_open_files", max_open_files),
+        ):
+            if not isinstance(value, int) or value <= 0:
+                raise ConfigurationError(f"local backend: {label} must be a positive integer, got {value!r}")
+        if sys.platform != "linux":
+            raise IsolationUnavailableError("the local backend needs Linux namespaces; use a remote backend here")
+        euid = os.geteuid()
+        self.root_dir = Path(root_dir or Path(tempfile.gettempdir()) / f"trl-sandbox-{euid}")
+        self.python = python
+        self.site_packages = site_packages
+        self.memory_limit_bytes = memory_limit_bytes
+        self.output_limit_bytes = output_limit_bytes
+        self.file_size_limit_bytes = file_size_limit_bytes
+        self.max_processes = max_processes
+        self.max_open_files = max_open_files
+        self.allow_weak_isolation = allow_weak_isolation
+        self._is_root = euid == 0
+        self._namespaces = True
+        self._started = False
+        self._layers: list[str] = []
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Create ``root_dir``, pick the sandbox interpreter and prove the isolation with a probe execution.
+
+        Raises:
+            IsolationUnavailableError: namespaces are refused (and ``allow_weak_isolation`` is False), the probe
+                reached the network or ran as root, or no interpreter is usable by the sandbox user.
+        """
+        if self._started:
+            return
+        self.root_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root_dir, 0o711)
+        candidates = [self.python] if self.python else self._python_candidates()
+        self.python = None
+        errors: list[str] = []
+        probe_sandbox = await self.create({"trl-sandbox-probe": "1"})
+        try:
+            for candidate in candidates:
+                probe_sandbox.python = self._python_argv(candidate)
+                info, error = await self._probe(probe_sandbox)
+                if error and "unshare" in error:
+                    if not self.allow_weak_isolation:
+                        raise IsolationUnavailableError(
+                            f"the local backend cannot isolate code on this machine ({error}). Run as root, enable "
+                            "unprivileged user namespaces (sysctl user.max_user_namespaces / "
+                            "kernel.unprivileged_userns_clone), use a remote backend, or pass "
+                            "sandbox_allow_weak_isolation=True to run with rlimits and a separate uid only."
+                        )
+                    logger.warning("trl-sandbox local backend: %s; running with WEAK isolation (no namespaces)", error)
+                    self._namespaces = False
+                    info, error = await self._probe(probe_sandbox)
+                if error:
+                    errors.append(f"{candidate}: {error}")
+                    continue
+                self._check_probe(info)
+                self.python = candidate
+                break
+        finally:
+            await self.delete(probe_sandbox)
+        if self.python is None:
+            raise IsolationUnavailableError(
+                f"no Python interpreter can be run by the sandbox user ({'; '.join(errors)}). Pass "
+                "sandbox_backend_options={'python': '/path/to/python3'} with an interpreter outside any private "
+                "home directory."
+            )
+        self._layers = [
+            "netns+pidns+ipcns+utsns" if self._namespaces else "NO namespaces (weak isolation)",
+            "uid 61000+n, no groups, no-new-privs" if self._is_root else "userns (own uid)",
+            "empty env",
+            f"rlimits cpu/as={self.memory_limit_bytes}/fsize/nproc={self.max_processes}/nofile",
+            "wall-clock kill",
+            f"output cap {self.output_limit_bytes} B",
+        ]
+        self._started = True
+        logger.info("trl-sandbox: %s", self.describe())
+
+    def describe(self) -> str:
+        """One line naming the active isolation layers (logged at pool start)."""
+        layers = ", ".join(self._layers) if self._layers else "not started"
+        return f"local backend (python {self.python}): {layers}"
+
+    def _python_candidates(self) -> list[str]:
+        seen: list[str] = []
+        for path in (sys.executable, getattr(sys, "_base_executable", None), "/usr/bin/python3"):
+            if path and os.path.exists(path):
+                real = os.path.realpath(path)
+                if real not in seen:
+                    seen.append(real)
+        return seen
+
+    def _python_argv(self, python: str) -> list[str]:
+        return [python, "-I"] if self.site_packages else [python, "-I", "-S"]
+
+    async def _probe(self, sandbox: Sandbox) -> tuple[dict | None, str | None]:
+        try:
+            result = await self.exec(sandbox, [*sandbox.python, "-c", _PROBE], timeout_s=20)
+        except InfrastructureError as exc:
+            return None, str(exc)
+        if result.exit_code != 0:
+            return None, f"probe exited with {result.exit_code}: {result.stderr.decode(errors='replace')[-500:]}"
+        try:
+            return json.loads(result.stdout), None
+        except ValueError:
+            return None, f"probe printed {result.stdout[:200]!r}"
+
+    def _check_probe(self, info: dict | None) -> None:
+        assert info is not None
+        problems = []
+        if info["uid"] == 0:
+            problems.append("code ran as root")
+        if self._namespaces and info["net"] != "unreachable":
+            problems.append(f"the network was reachable ({info['net']})")
+        leaked = sorted(set(info["env"]) - set(_BASE_ENV) - {"HOME", "TMPDIR", "PWD", "LC_CTYPE"})
+        if leaked:
+            problems.append(f"host environment variables leaked: {leaked}")
+        if problems:
+            raise IsolationUnavailableError("the local backend's isolation probe failed: " + "; ".join(problems))
+
+    # -- contract --------------------------------------------------------------------------------------------------
+
+    async def create(self, labels: Mapping[str, str]) -> Sandbox:
+        """Create a sandbox directory with its labels. Fast: no process is started.
+
+        Raises:
+            InfrastructureError: the directory could not be created.
+        """
+        sandbox_id = f"local-{uuid.uuid4().hex[:16]}"
+        path = self.root_dir / sandbox_id
+        try:
+            self.root_dir.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=0o711)
+            (path / "files").mkdir(mode=0o755)
+            (path / "runs").mkdir(mode=0o711)
+            os.chmod(path, 0o711)
+            os.chmod(path / "runs", 0o711)
+            os.chmod(path / "files", 0o755)
+            record = {"id": sandbox_id, "labels": dict(labels), "created": time.time(), "pid": os.getpid()}
+            (path / "labels.json").write_text(json.dumps(record))
+        except OSError as exc:
+            raise InfrastructureError(f"local backend: cannot create sandbox directory {path}: {exc}") from exc
+        return self._handle(sandbox_id, dict(labels))
+
+    def _handle(self, sandbox_id: str, labels: dict[str, str]) -> Sandbox:
+        python = self._python_argv(self.python) if self.python else []
+        return Sandbox(
+            id=sandbox_id,
+            labels=labels,
+            workdir=str(self.root_dir / sandbox_id / "files"),
+            python=python,
+            data=self.root_dir / sandbox_id,
+        )
+
+    def _uid(self, sandbox: Sandbox) -> int:
+        return _SANDBOX_UID_BASE + int(sandbox.id.rsplit("-", 1)[-1], 16) % _SANDBOX_UID_SPAN
+
+    async def write_files(self, sandbox: Sandbox, files: Mapping[str, bytes]) -> None:
+        """Write ``files`` under ``sandbox.workdir`` (readable, not writable, by executions).
+
+        Raises:
+            InfrastructureError: the sandbox is gone, or a path is absolute or leaves the sandbox.
+        """
+        base = Path(sandbox.workdir)
+        if not base.is_dir():
+            raise InfrastructureError(f"local backend: sandbox {sandbox.id} does not exist")
+        for name, content in files.items():
+            rel = PurePosixPath(name)
+            if rel.is_absolute() or ".." in rel.parts:
+                raise InfrastructureError(f"local backend: refusing to write outside the sandbox: {name!r}")
+            target = base.joinpath(*rel.parts)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+                target.write_bytes(content)
+                os.chmod(target, 0o644)
+            except OSError as exc:
+                raise InfrastructureError(f"local backend: writing {name} into {sandbox.id} failed: {exc}") from exc
+
+    async def exec(
+        self,
+        sandbox: Sandbox,
+        argv: Sequence[str],
+        *,
+        stdin: bytes = b"",
+        timeout_s: float,
+    ) -> ExecResult:
+        """Run ``argv`` isolated, in a fresh scratch directory, for at most ``timeout_s`` seconds.
+
+        Raises:
+            InfrastructureError: the sandbox is gone, the launcher could not start or isolate the command, or the
+                launcher itself stopped answering.
+        """
+        runs = Path(sandbox.data) / "runs"
+        if not runs.is_dir():
+            raise InfrastructureError(f"local backend: sandbox {sandbox.id} does not exist")
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        try:
+            scratch = Path(tempfile.mkdtemp(dir=runs))
+        except OSError as exc:
+            raise InfrastructureError(f"local backend: cannot create scratch directory: {exc}") from exc
+        uid = gid = None
+        if self._is_root:
+            uid = gid = self._uid(sandbox)
+            os.chown(scratch, uid, gid)
+        os.chmod(scratch, 0o700)
+        cpu = int(timeout_s) + 1
+        cfg = {
+            "argv": list(argv),
+            "cwd": str(scratch),
+            "env": {**_BASE_ENV, "HOME": str(scratch), "TMPDIR": str(scratch)},
+            "timeout_s": timeout_s,
+            "rlimits": {
+                "cpu": [cpu, cpu + 1],
+                "as": [self.memory_limit_bytes, self.memory_limit_bytes],
+                "fsize": [self.file_size_limit_bytes, self.file_size_limit_bytes],
+                "nproc": [self.max_processes, self.max_processes],
+                "nofile": [self.max_open_files, self.max_open_files],
+                "core": [0, 0],
+            },
+            "uid": uid,
+            "gid": gid,
+            "namespaces": self._namespaces,
+            "userns": self._namespaces and not self._is_root,
+        }
+        try:
+            return await self._run_launcher(cfg, stdin, timeout_s)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(_rmtree, scratch)
+
+    async def _run_launcher(self, cfg: dict, stdin: bytes, timeout_s: float) -> ExecResult:
+        status_r, status_w = os.pipe()
+        cfg["status_fd"] = status_w
+        try:
+            proc = await anyio.open_process(
+                [sys.executable, "-I", "-S", _LAUNCHER, json.dumps(cfg)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(status_w,),
+                start_new_session=True,
+                env={},
+            )
+        except OSError as exc:
+            os.close(status_r)
+            raise InfrastructureError(f"local backend: cannot start the launcher: {exc}") from exc
+        finally:
+            os.close(status_w)
+
+        cap = self.output_limit_bytes
+        outputs: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
+        truncated = False
+
+        async def feed() -> None:
+            assert proc.stdin is not None
+            try:
+                if stdin:
+                    await proc.stdin.send(stdin)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass  # the command exited without reading all of its input
+            finally:
+                await proc.stdin.aclose()
+
+        async def drain(name: str, stream: ByteReceiveStream) -> None:
+            nonlocal truncated
+            buf = outputs[name]
+            async for chunk in stream:
+                room = cap - len(buf)
+                if room > 0:
+                    buf += chunk[:room]
+                if len(chunk) > room:
+                    truncated = True
+
+        host_killed = False
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed)
+                tg.start_soon(drain, "stdout", proc.stdout)
+                tg.start_soon(drain, "stderr", proc.stderr)
+                with anyio.move_on_after(timeout_s + _HOST_GRACE_S):
+                    await proc.wait()
+                if proc.returncode is None:
+                    host_killed = True
+                    _killpg(proc.pid)
+                    with anyio.CancelScope(shield=True):
+                        await proc.wait()
+        finally:
+            if proc.returncode is None:  # cancelled from outside (batch deadline): leave nothing running
+                _killpg(proc.pid)
+                with anyio.CancelScope(shield=True):
+                    await proc.wait()
+            with anyio.CancelScope(shield=True):
+                await proc.aclose()
+            raw_status = _read_all(status_r)
+
+        if host_killed:
+            raise InfrastructureError(f"local backend: the launcher did not finish {_HOST_GRACE_S}s past its timeout")
+        try:
+            status = json.loads(raw_status)
+        except ValueError:
+            raise InfrastructureError(
+                f"local backend: the launcher exited with {proc.returncode} and no status; stderr: "
+                f"{bytes(outputs['stderr'][-500:]).decode(errors='replace')}"
+            ) from None
+        if "error" in status:
+            raise InfrastructureError(f"local backend: {status['error']}")
+        return ExecResult(
+            exit_code=status["exit_code"],
+            stdout=bytes(outputs["stdout"]),
+            stderr=bytes(outputs["stderr"]),
+            duration_s=status["duration_s"],
+            timed_out=status["timed_out"],
+            output_truncated=truncated,
+        )
+
+    async def delete(self, sandbox: Sandbox) -> None:
+        """Delete the sandbox directory (and anything an execution left). Missing sandboxes are ignored."""
+        path = self.root_dir / sandbox.id
+        if path.exists():
+            await anyio.to_thread.run_sync(_rmtree, path)
+
+    async def list(self, labels: Mapping[str, str]) -> list[Sandbox]:
+        """Return the sandboxes under ``root_dir`` whose labels include ``labels``."""
+        found = []
+        if not self.root_dir.is_dir():
+            return found
+        for record_path in sorted(self.root_dir.glob("*/labels.json")):
+            try:
+                record = json.loads(record_path.read_text())
+            except (OSError, ValueError):
+                continue
+            have = record.get("labels", {})
+            if all(have.get(k) == v for k, v in labels.items()):
+                found.append(self._handle(record["id"], have))
+        return found
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _read_all(fd: int) -> bytes:
+    data = b""
+    try:
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return data

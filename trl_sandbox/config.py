@@ -1,0 +1,127 @@
+"""Sandbox options as a dataclass, in TRL's style (fields with ``metadata={"help": ...}``).
+
+:class:`SandboxConfig` holds the ``sandbox_*`` fields and imports nothing heavy, so ``trl-sandbox score`` can use
+it without torch or trl. :class:`trl_sandbox.trainer.SandboxGRPOConfig` combines it with ``trl.GRPOConfig``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .errors import ConfigurationError
+
+
+@dataclass
+class SandboxConfig:
+    r"""Options of the sandbox pool and of scoring.
+
+    Parameters:
+        sandbox_backend (`str`, *optional*, defaults to `"local"`):
+            Backend that runs the code: `"local"` (isolated processes on this machine) or `"mock"` (tests).
+        sandbox_backend_options (`dict` or `str`, *optional*):
+            Extra keyword arguments of the backend's constructor, as a dict or a JSON string. For `"local"`:
+            `python`, `site_packages`, `root_dir`, `file_size_limit_bytes`, `max_processes`, `max_open_files`.
+        sandbox_pool_size (`int`, *optional*):
+            Number of sandboxes per training process. Defaults to the number of CPUs for `"local"`, else 8.
+        sandbox_max_concurrency (`int`, *optional*):
+            Most executions at once per process. Defaults to (and is capped by) `sandbox_pool_size`.
+        sandbox_test_timeout (`float`, *optional*, defaults to `5.0`):
+            Seconds each test (and loading the completion's program) may take.
+        sandbox_completion_timeout (`float`, *optional*, defaults to `30.0`):
+            Wall-clock seconds one completion's whole run (all its tests) may take.
+        sandbox_memory_limit (`int`, *optional*, defaults to `1073741824`):
+            Address-space limit of one execution, in bytes.
+        sandbox_output_limit (`int`, *optional*, defaults to `1048576`):
+            Bytes of stdout/stderr kept per execution (and of output per stdin/stdout test); the rest is cut.
+        sandbox_create_timeout (`float`, *optional*, defaults to `120.0`):
+            Seconds allowed to create the whole pool.
+        sandbox_batch_timeout (`float`, *optional*):
+            Deadline in seconds for scoring one batch; completions not scored by then get a `None` reward.
+            Defaults to a value derived from the batch size, the concurrency and `sandbox_completion_timeout`.
+        sandbox_allow_weak_isolation (`bool`, *optional*, defaults to `False`):
+            Let the local backend run without namespaces when the kernel refuses them, instead of failing.
+        sandbox_labels (`dict` or `str`, *optional*):
+            Extra labels for every sandbox (dict or JSON string), added to the ownership labels.
+    """
+
+    sandbox_backend: str = field(
+        default="local",
+        metadata={"help": "Backend that runs the code: 'local' (isolated processes on this machine) or 'mock'."},
+    )
+    sandbox_backend_options: dict | str | None = field(
+        default=None,
+        metadata={"help": "Extra keyword arguments of the backend's constructor (dict or JSON string)."},
+    )
+    sandbox_pool_size: int | None = field(
+        default=None,
+        metadata={"help": "Number of sandboxes per process. Defaults to the CPU count for 'local', else 8."},
+    )
+    sandbox_max_concurrency: int | None = field(
+        default=None, metadata={"help": "Most executions at once per process. Defaults to sandbox_pool_size."}
+    )
+    sandbox_test_timeout: float = field(
+        default=5.0, metadata={"help": "Seconds each test (and loading the program) may take."}
+    )
+    sandbox_completion_timeout: float = field(
+        default=30.0, metadata={"help": "Wall-clock seconds one completion's whole run may take."}
+    )
+    sandbox_memory_limit: int = field(
+        default=1 << 30, metadata={"help": "Address-space limit of one execution, in bytes."}
+    )
+    sandbox_output_limit: int = field(
+        default=1 << 20, metadata={"help": "Bytes of stdout/stderr kept per execution; the rest is cut."}
+    )
+    sandbox_create_timeout: float = field(
+        default=120.0, metadata={"help": "Seconds allowed to create the whole pool."}
+    )
+    sandbox_batch_timeout: float | None = field(
+        default=None,
+        metadata={"help": "Deadline in seconds for scoring one batch. Defaults to a value derived from the batch."},
+    )
+    sandbox_allow_weak_isolation: bool = field(
+        default=False,
+        metadata={"help": "Let the local backend run without namespaces when the kernel refuses them."},
+    )
+    sandbox_labels: dict | str | None = field(
+        default=None, metadata={"help": "Extra labels for every sandbox (dict or JSON string)."}
+    )
+
+    def __post_init__(self) -> None:
+        self.validate_sandbox_options()
+
+    def validate_sandbox_options(self) -> None:
+        """Parse JSON-string options and check every ``sandbox_*`` value.
+
+        Raises:
+            ConfigurationError: the first invalid option, with the accepted values.
+        """
+        for name in ("sandbox_backend_options", "sandbox_labels"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except ValueError as exc:
+                    raise ConfigurationError(f"{name} must be a dict or a JSON object string: {exc}") from None
+                setattr(self, name, value)
+            if value is not None and not isinstance(value, dict):
+                raise ConfigurationError(f"{name} must be a dict, got {type(value).__name__}")
+        if not isinstance(self.sandbox_backend, str) or not self.sandbox_backend:
+            raise ConfigurationError(f"sandbox_backend must be a backend name, got {self.sandbox_backend!r}")
+        for name in ("sandbox_pool_size", "sandbox_max_concurrency"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigurationError(f"{name} must be a positive integer or None, got {value!r}")
+        for name in ("sandbox_test_timeout", "sandbox_completion_timeout", "sandbox_create_timeout"):
+            if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
+                raise ConfigurationError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
+        if self.sandbox_batch_timeout is not None and self.sandbox_batch_timeout <= 0:
+            raise ConfigurationError(f"sandbox_batch_timeout must be positive, got {self.sandbox_batch_timeout!r}")
+        for name in ("sandbox_memory_limit", "sandbox_output_limit"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
+                raise ConfigurationError(f"{name} must be a positive number of bytes, got {getattr(self, name)!r}")
+        if self.sandbox_memory_limit < (64 << 20):
+            raise ConfigurationError(
+                f"sandbox_memory_limit={self.sandbox_memory_limit} bytes is too small to start Python; use at "
+                "least 64 MiB (67108864)"
+            )

@@ -1,0 +1,306 @@
+"""The sandbox pool: a fixed number of sandboxes of one backend, whose lifecycle follows a training run.
+
+:class:`SandboxPool` creates its sandboxes concurrently (:meth:`SandboxPool.start`), lends each to one execution at
+a time (:meth:`SandboxPool.lease`), replaces a sandbox that broke, and deletes them all at :meth:`SandboxPool.close`
+(also registered with :mod:`atexit` while the pool is open).
+
+Threading: TRL calls reward functions synchronously on the main thread, while backends are async (anyio). The pool
+owns an event loop in a thread of its own (an anyio blocking portal); the sync methods (``start``, ``close``,
+``run``) submit work to it and wait with a deadline, so a hung backend cannot hang the trainer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import logging
+import math
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from .backends import Backend, Sandbox, get_backend
+from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
+from .tasks import HARNESS_FILES
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: Label every sandbox created by trl-sandbox carries (value: package version).
+OWNER_LABEL = "trl-sandbox"
+
+
+def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[str, str]:
+    """Ownership labels for a pool's sandboxes: package, run id, process rank, host, creation time (UTC)."""
+    from . import __version__
+
+    if rank is None:
+        rank = int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
+    return {
+        OWNER_LABEL: __version__,
+        "trl-sandbox-run": run_id or uuid.uuid4().hex[:12],
+        "trl-sandbox-rank": str(rank),
+        "trl-sandbox-host": socket.gethostname(),
+        "trl-sandbox-created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "trl-sandbox-pid": str(os.getpid()),
+    }
+
+
+@dataclass
+class PoolStats:
+    """Counters of a pool's life (all integers). ``replaced``: sandboxes deleted and re-created after breaking."""
+
+    created: int = 0
+    deleted: int = 0
+    replaced: int = 0
+    delete_failures: int = 0
+
+
+@dataclass
+class Lease:
+    """One sandbox lent to one execution. Set :attr:`broken` when the sandbox failed: it is then replaced."""
+
+    sandbox: Sandbox
+    broken: bool = field(default=False)
+
+
+class SandboxPool(AbstractContextManager["SandboxPool"]):
+    """A pool of ``size`` sandboxes of one backend.
+
+    Args:
+        backend: A registry name (``"local"``, ``"mock"``...) or a :class:`~trl_sandbox.backends.Backend`.
+        size: Number of sandboxes (and so of concurrent executions). Default: the number of CPUs for ``local``,
+            8 otherwise.
+        labels: Labels for every sandbox (``str -> str``); :func:`default_labels` when None.
+        backend_options: Keyword arguments for the backend's constructor (when ``backend`` is a name).
+        create_timeout_s: Deadline for creating the whole pool, in seconds.
+        delete_timeout_s: Deadline for deleting the whole pool, in seconds.
+
+    Use as a context manager, or call :meth:`start` and :meth:`close`. ``close`` is idempotent.
+
+    Raises:
+        UnknownBackendError, ConfigurationError: from :func:`~trl_sandbox.backends.get_backend`.
+    """
+
+    def __init__(
+        self,
+        backend: Backend | str = "local",
+        *,
+        size: int | None = None,
+        labels: Mapping[str, str] | None = None,
+        backend_options: Mapping[str, Any] | None = None,
+        create_timeout_s: float = 120.0,
+        delete_timeout_s: float = 60.0,
+    ) -> None:
+        self.backend = get_backend(backend, **dict(backend_options or {}))
+        if size is None:
+            size = (os.cpu_count() or 1) if self.backend.name == "local" else 8
+        if not isinstance(size, int) or size < 1:
+            raise ConfigurationError(f"sandbox pool size must be a positive integer, got {size!r}")
+        self.size = size
+        self.labels = dict(labels) if labels is not None else default_labels()
+        self.create_timeout_s = create_timeout_s
+        self.delete_timeout_s = delete_timeout_s
+        self.stats = PoolStats()
+        self._live: dict[str, Sandbox] = {}
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._idle_send: Any = None
+        self._idle_receive: Any = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- sync lifecycle ------------------------------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        """True between a successful :meth:`start` and :meth:`close`."""
+        return self._portal is not None and not self._closed
+
+    def start(self) -> SandboxPool:
+        """Start the backend and create all sandboxes concurrently; return self. Idempotent.
+
+        Raises:
+            ConfigurationError: the backend refused its configuration (missing credentials, no isolation).
+            SandboxCreationError: a sandbox could not be created within ``create_timeout_s``; the ones that were
+                created have been deleted.
+        """
+        with self._lock:
+            if self._closed:
+                raise InfrastructureError("this sandbox pool was closed; create a new one")
+            if self._portal is not None:
+                return self
+            self._portal_cm = start_blocking_portal("asyncio", name="trl-sandbox-pool")
+            self._portal = self._portal_cm.__enter__()
+            try:
+                self._portal.call(self._astart)
+            except BaseException:
+                self._shutdown_portal()
+                raise
+            atexit.register(self.close)
+            logger.info("trl-sandbox: pool of %d sandboxes ready; %s", self.size, self.backend.describe())
+            return self
+
+    def close(self) -> None:
+        """Delete every sandbox of the pool (concurrently, within ``delete_timeout_s``) and stop its thread.
+
+        Safe to call more than once and from :mod:`atexit`; never raises for a sandbox that cannot be deleted
+        (it is logged and counted in ``stats.delete_failures``).
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            atexit.unregister(self.close)
+            if self._portal is None:
+                return
+            try:
+                self._portal.call(self._aclose)
+            except Exception:  # noqa: BLE001 - closing must not raise over the error that made us close
+                logger.exception("trl-sandbox: error while deleting the sandbox pool")
+            finally:
+                self._shutdown_portal()
+
+    def __enter__(self) -> SandboxPool:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _shutdown_portal(self) -> None:
+        cm, self._portal_cm, self._portal = self._portal_cm, None, None
+        if cm is not None:
+            cm.__exit__(None, None, None)
+
+    def run(self, fn: Callable[..., Awaitable[T]], *args: Any, timeout_s: float) -> T:
+        """Run ``await fn(*args)`` on the pool's event loop and wait at most ``timeout_s`` seconds for it.
+
+        Raises:
+            InfrastructureError: the pool is not started, or ``fn`` did not finish in time (it is then cancelled).
+        """
+        if not self.started:
+            raise InfrastructureError("the sandbox pool is not started (call start() or use it as a context manager)")
+        assert self._portal is not None
+        future = self._portal.start_task_soon(fn, *args)
+        try:
+            return future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise InfrastructureError(f"the sandbox pool did not answer within {timeout_s:.0f}s") from None
+
+    # -- async internals (pool loop) -----------------------------------------------------------------------------
+
+    async def _create_one(self) -> Sandbox:
+        sandbox = await self.backend.create(self.labels)
+        self._live[sandbox.id] = sandbox
+        self.stats.created += 1
+        await self.backend.write_files(sandbox, HARNESS_FILES)
+        return sandbox
+
+    async def _astart(self) -> None:
+        self._idle_send, self._idle_receive = anyio.create_memory_object_stream[Sandbox](self.size)
+        await self.backend.start()
+        created: list[Sandbox] = []
+        errors: list[BaseException] = []
+
+        async def create() -> None:
+            try:
+                created.append(await self._create_one())
+            except Exception as exc:  # noqa: BLE001 - gathered and reported below
+                errors.append(exc)
+
+        with anyio.move_on_after(self.create_timeout_s) as scope:
+            async with anyio.create_task_group() as tg:
+                for _ in range(self.size):
+                    tg.start_soon(create)
+        if scope.cancelled_caught or errors:
+            await self._delete_all()
+            reason = f"timed out after {self.create_timeout_s}s" if scope.cancelled_caught else repr(errors[0])
+            raise SandboxCreationError(
+                f"creating {self.size} {self.backend.name} sandboxes failed ({len(created)} created, "
+                f"then deleted): {reason}"
+            )
+        for sandbox in created:
+            self._idle_send.send_nowait(sandbox)
+
+    async def _delete_one(self, sandbox: Sandbox) -> None:
+        try:
+            await self.backend.delete(sandbox)
+            self.stats.deleted += 1
+        except Exception as exc:  # noqa: BLE001 - reported, never raised from cleanup
+            self.stats.delete_failures += 1
+            logger.warning("trl-sandbox: deleting sandbox %s failed: %r", sandbox.id, exc)
+        finally:
+            self._live.pop(sandbox.id, None)
+
+    async def _delete_all(self) -> None:
+        with anyio.move_on_after(self.delete_timeout_s, shield=True):
+            async with anyio.create_task_group() as tg:
+                for sandbox in list(self._live.values()):
+                    tg.start_soon(self._delete_one, sandbox)
+        if self._live:
+            logger.warning("trl-sandbox: %d sandboxes could not be deleted in time: %s", len(self._live),
+                           ", ".join(self._live))
+
+    async def _aclose(self) -> None:
+        await self._delete_all()
+        if self._idle_send is not None:
+            self._idle_send.close()
+        await self.backend.aclose()
+
+    @asynccontextmanager
+    async def lease(self, *, timeout_s: float) -> AsyncIterator[Lease]:
+        """Borrow an idle sandbox for one execution (pool loop only), waiting at most ``timeout_s`` seconds.
+
+        A sandbox returned with ``lease.broken`` set is deleted and replaced by a new one.
+
+        Raises:
+            InfrastructureError: no sandbox became idle in time, or the pool is closed.
+        """
+        try:
+            with anyio.fail_after(timeout_s):
+                sandbox = await self._idle_receive.receive()
+        except TimeoutError:
+            raise InfrastructureError(f"no sandbox became free within {timeout_s:.1f}s") from None
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise InfrastructureError("the sandbox pool is closed") from None
+        lease = Lease(sandbox)
+        try:
+            yield lease
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._give_back(lease)
+
+    async def _give_back(self, lease: Lease) -> None:
+        sandbox = lease.sandbox
+        if lease.broken and not self._closed:
+            await self._delete_one(sandbox)
+            try:
+                with anyio.fail_after(self.create_timeout_s):
+                    sandbox = await self._create_one()
+                self.stats.replaced += 1
+            except Exception as exc:  # noqa: BLE001 - the pool shrinks; scoring reports infra errors
+                logger.warning("trl-sandbox: replacing broken sandbox %s failed: %r", lease.sandbox.id, exc)
+                return
+        try:
+            self._idle_send.send_nowait(sandbox)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def live_sandboxes(self) -> list[Sandbox]:
+        """The sandboxes this pool created and has not deleted (a snapshot)."""
+        return list(self._live.values())
+
+
+def rounds(n: int, width: int) -> int:
+    """Number of rounds needed to run ``n`` executions ``width`` at a time."""
+    return max(1, math.ceil(n / max(1, width)))

@@ -1,0 +1,346 @@
+"""Scoring: run completions against their tasks in a sandbox pool, concurrently, and turn results into rewards.
+
+:class:`Scorer` is the engine behind :func:`trl_sandbox.code_reward` and ``trl-sandbox score``. Every completion of a
+batch runs at once, bounded by the pool; each gets one execution (all of its tests in one round trip), an
+infrastructure failure is retried once on another sandbox, and the whole batch has a deadline. Rewards:
+
+=============== ======================= =====================================================================
+status          reward                  meaning
+=============== ======================= =====================================================================
+``passed``      1.0                     every test passed
+``failed``      passed / total          ran; some tests failed (0.0 when none passed)
+``error``       -1.0                    did not load (syntax error, exception at import), empty, or ended
+                                        the test run early (``sys.exit``, ``os._exit``, crash)
+``timeout``     -1.0                    a test or the whole run went past its time limit
+``banned``      -1.0                    uses a banned pattern (not run)
+``infra_error`` None                    the sandbox infrastructure failed (twice): not the model's fault
+``invalid_task`` None                   the task record is malformed or its reference fails
+=============== ======================= =====================================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import anyio
+
+from .errors import InfrastructureError, TaskFormatError
+from .pool import SandboxPool, rounds
+from .tasks import HARNESS_NAME, Task, Verdict, extract_code, find_banned_pattern
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["STATUSES", "ScoreResult", "Scorer", "active_scorer", "set_active_scorer"]
+
+STATUSES = ("passed", "failed", "error", "timeout", "banned", "infra_error", "invalid_task")
+_REWARD = {"error": -1.0, "timeout": -1.0, "banned": -1.0}
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """The score of one completion.
+
+    Attributes:
+        task_id: The task's id.
+        reward: See the module table; ``None`` for ``infra_error`` and ``invalid_task`` (TRL skips it).
+        passed: True when every test passed.
+        tests_passed: Number of tests passed.
+        tests_total: The task's number of tests (0 when the task could not be parsed).
+        status: One of :data:`STATUSES`.
+        duration_s: Wall-clock seconds spent on this completion, waiting for a sandbox included.
+        error: Short reason for a non-passing status, else None.
+    """
+
+    task_id: str
+    reward: float | None
+    passed: bool
+    tests_passed: int
+    tests_total: int
+    status: str
+    duration_s: float
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able dict (the ``trl-sandbox score`` output line)."""
+        return asdict(self)
+
+
+def _result(task_id: str, verdict: Verdict, duration_s: float) -> ScoreResult:
+    if verdict.status in _REWARD:
+        reward: float | None = _REWARD[verdict.status]
+    elif verdict.status in ("passed", "failed"):
+        reward = verdict.tests_passed / verdict.tests_total if verdict.tests_total else 0.0
+    else:
+        reward = None
+    return ScoreResult(
+        task_id=task_id,
+        reward=reward,
+        passed=verdict.status == "passed",
+        tests_passed=verdict.tests_passed,
+        tests_total=verdict.tests_total,
+        status=verdict.status,
+        duration_s=duration_s,
+        error=verdict.error,
+    )
+
+
+class Scorer:
+    """Scores completions against tasks in a started :class:`~trl_sandbox.pool.SandboxPool`.
+
+    Args:
+        pool: The pool to run in (started by the caller, or by :meth:`start`).
+        test_timeout_s: Budget of each test (and of loading the program), seconds.
+        completion_timeout_s: Wall-clock budget of one completion's whole execution, seconds.
+        output_limit_bytes: Bytes of output kept per test (stdin/stdout tasks).
+        max_concurrency: Most executions at once; default and upper bound: the pool size.
+        batch_timeout_s: Deadline for a whole batch, seconds; completions not scored by then get
+            ``infra_error``. Default: derived from the batch size, the concurrency and ``completion_timeout_s``.
+
+    Thread-safety: :meth:`score` may be called from any thread; it runs on the pool's event loop.
+    """
+
+    def __init__(
+        self,
+        pool: SandboxPool,
+        *,
+        test_timeout_s: float = 5.0,
+        completion_timeout_s: float = 30.0,
+        output_limit_bytes: int = 1 << 20,
+        max_concurrency: int | None = None,
+        batch_timeout_s: float | None = None,
+    ) -> None:
+        self.pool = pool
+        self.test_timeout_s = float(test_timeout_s)
+        self.completion_timeout_s = float(completion_timeout_s)
+        self.output_limit_bytes = int(output_limit_bytes)
+        self.max_concurrency = min(max_concurrency or pool.size, pool.size)
+        self.batch_timeout_s = batch_timeout_s
+        self._references: dict[str, tuple[tuple[str, ...], tuple[Any, ...]] | TaskFormatError] = {}
+        self._reference_locks: dict[str, anyio.Lock] = {}
+
+    @classmethod
+    def from_config(cls, config: Any, *, labels: dict[str, str] | None = None, backend: Any = None) -> Scorer:
+        """Build a pool and a scorer from a :class:`~trl_sandbox.config.SandboxConfig` (or any object with its
+        ``sandbox_*`` fields, such as :class:`~trl_sandbox.trainer.SandboxGRPOConfig`). Nothing is started.
+
+        Args:
+            backend: A :class:`~trl_sandbox.backends.Backend` instance that overrides ``config.sandbox_backend``.
+        """
+        options = dict(config.sandbox_backend_options or {})
+        chosen = backend if backend is not None else config.sandbox_backend
+        if chosen == "local":
+            options.setdefault("memory_limit_bytes", config.sandbox_memory_limit)
+            options.setdefault("output_limit_bytes", config.sandbox_output_limit)
+            options.setdefault("allow_weak_isolation", config.sandbox_allow_weak_isolation)
+        pool = SandboxPool(
+            chosen,
+            size=config.sandbox_pool_size,
+            labels=labels,
+            backend_options=options,
+            create_timeout_s=config.sandbox_create_timeout,
+        )
+        return cls(
+            pool,
+            test_timeout_s=config.sandbox_test_timeout,
+            completion_timeout_s=config.sandbox_completion_timeout,
+            output_limit_bytes=config.sandbox_output_limit,
+            max_concurrency=config.sandbox_max_concurrency,
+            batch_timeout_s=config.sandbox_batch_timeout,
+        )
+
+    # -- lifecycle shortcuts -------------------------------------------------------------------------------------
+
+    def start(self) -> Scorer:
+        """Start the pool (see :meth:`SandboxPool.start`); return self."""
+        self.pool.start()
+        return self
+
+    def close(self) -> None:
+        """Close the pool (see :meth:`SandboxPool.close`)."""
+        self.pool.close()
+
+    def __enter__(self) -> Scorer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- scoring -------------------------------------------------------------------------------------------------
+
+    def batch_deadline_s(self, n: int) -> float:
+        """Deadline in seconds for scoring ``n`` completions (``batch_timeout_s`` when set)."""
+        if self.batch_timeout_s:
+            return float(self.batch_timeout_s)
+        per_round = self.completion_timeout_s + 5.0
+        return (rounds(n, self.max_concurrency) + 2) * per_round * 2 + 30.0
+
+    def score(self, tasks: Sequence[Task | TaskFormatError], completions: Sequence[Any]) -> list[ScoreResult]:
+        """Score ``completions[i]`` against ``tasks[i]`` for every i; blocks until done or the batch deadline.
+
+        Args:
+            tasks: One :class:`~trl_sandbox.tasks.Task` per completion; a :class:`TaskFormatError` in place of a
+                task yields ``invalid_task`` for that completion.
+            completions: Strings or conversational completions (lists of messages).
+
+        Returns:
+            One :class:`ScoreResult` per completion, in order. Never raises for a failure of one completion or of
+            the infrastructure: those are results (``infra_error``), so results already computed are never lost.
+        """
+        if len(tasks) != len(completions):
+            raise ValueError(f"{len(tasks)} tasks for {len(completions)} completions")
+        deadline = self.batch_deadline_s(len(completions))
+        try:
+            return self.pool.run(self.ascore, tasks, completions, deadline, timeout_s=deadline + 30.0)
+        except InfrastructureError as exc:
+            logger.error("trl-sandbox: scoring failed: %s", exc)
+            return [
+                ScoreResult(_task_id(t), None, False, 0, _total(t), "infra_error", 0.0, str(exc)) for t in tasks
+            ]
+
+    async def ascore(
+        self, tasks: Sequence[Task | TaskFormatError], completions: Sequence[Any], deadline_s: float
+    ) -> list[ScoreResult]:
+        """Async core of :meth:`score`; must run on the pool's event loop (use :meth:`SandboxPool.run`)."""
+        results: list[ScoreResult | None] = [None] * len(completions)
+        limiter = anyio.CapacityLimiter(self.max_concurrency)
+
+        async def one(i: int) -> None:
+            async with limiter:
+                results[i] = await self._score_one(tasks[i], completions[i])
+
+        with anyio.move_on_after(deadline_s):
+            async with anyio.create_task_group() as tg:
+                for i in range(len(completions)):
+                    tg.start_soon(one, i)
+        return [
+            r
+            if r is not None
+            else ScoreResult(
+                _task_id(tasks[i]), None, False, 0, _total(tasks[i]), "infra_error", deadline_s,
+                f"not scored within the batch deadline of {deadline_s:.0f}s",
+            )
+            for i, r in enumerate(results)
+        ]
+
+    async def _score_one(self, task: Task | TaskFormatError, completion: Any) -> ScoreResult:
+        start = time.monotonic()
+        if isinstance(task, TaskFormatError):
+            return ScoreResult("?", None, False, 0, 0, "invalid_task", 0.0, str(task))
+        try:
+            code = extract_code(completion)
+        except TypeError as exc:
+            return _result(task.task_id, Verdict("error", 0, len(task.tests), str(exc)), 0.0)
+        if not code.strip():
+            return _result(task.task_id, Verdict("error", 0, len(task.tests), "empty completion"), 0.0)
+        banned = find_banned_pattern(task.scored_code(code), task.banned_patterns)
+        if banned is not None:
+            verdict = Verdict("banned", 0, len(task.tests), f"uses banned pattern {banned!r}")
+            return _result(task.task_id, verdict, time.monotonic() - start)
+        last_error: Exception | None = None
+        for _attempt in range(2):  # an infrastructure failure is retried once, on another sandbox
+            try:
+                args: tuple[str, ...] = ()
+                expected: tuple[Any, ...] = ()
+                if task.format == "call":
+                    args, expected = await self._reference(task)
+                request = task.request(
+                    code, test_timeout_s=self.test_timeout_s, output_limit=self.output_limit_bytes, args=args
+                )
+                result = await self._run_harness(request)
+                verdict = task.judge(
+                    result.stdout,
+                    exit_code=result.exit_code,
+                    timed_out=result.timed_out,
+                    expected=expected,
+                    stderr=result.stderr,
+                )
+                return _result(task.task_id, verdict, time.monotonic() - start)
+            except TaskFormatError as exc:
+                return ScoreResult(task.task_id, None, False, 0, len(task.tests), "invalid_task",
+                                   time.monotonic() - start, str(exc))
+            except InfrastructureError as exc:
+                last_error = exc
+                logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
+        return ScoreResult(task.task_id, None, False, 0, len(task.tests), "infra_error",
+                           time.monotonic() - start, str(last_error))
+
+    async def _run_harness(self, request: dict) -> Any:
+        import json
+
+        payload = json.dumps(request).encode()
+        wait_s = self.batch_deadline_s(1)
+        async with self.pool.lease(timeout_s=wait_s) as lease:
+            sandbox = lease.sandbox
+            argv = [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
+            try:
+                with anyio.fail_after(self.completion_timeout_s + 30.0):
+                    return await self.pool.backend.exec(
+                        sandbox, argv, stdin=payload, timeout_s=self.completion_timeout_s
+                    )
+            except TimeoutError:
+                lease.broken = True
+                raise InfrastructureError(f"sandbox {sandbox.id} did not answer in time") from None
+            except InfrastructureError:
+                lease.broken = not await self._healthy(sandbox)
+                raise
+
+    async def _healthy(self, sandbox: Any) -> bool:
+        with anyio.move_on_after(15.0):
+            return await self.pool.backend.health_check(sandbox, timeout_s=10.0)
+        return False
+
+    async def _reference(self, task: Task) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        """The (argument literals, expected outputs) of a ``call`` task, computed once per task in its own run."""
+        key = task.reference_key
+        cached = self._references.get(key)
+        if cached is None:
+            lock = self._reference_locks.setdefault(key, anyio.Lock())
+            async with lock:
+                cached = self._references.get(key)
+                if cached is None:
+                    request = task.reference_request(test_timeout_s=max(self.test_timeout_s, 10.0))
+                    result = await self._run_harness(request)
+                    if result.timed_out:
+                        cached = TaskFormatError(f"task {task.task_id}: the reference timed out")
+                    else:
+                        try:
+                            cached = task.expected_from_reference(result.stdout)
+                        except TaskFormatError as exc:
+                            cached = exc
+                    self._references[key] = cached
+        if isinstance(cached, TaskFormatError):
+            raise cached
+        return cached
+
+
+def _task_id(task: Task | TaskFormatError) -> str:
+    return task.task_id if isinstance(task, Task) else "?"
+
+
+def _total(task: Task | TaskFormatError) -> int:
+    return len(task.tests) if isinstance(task, Task) else 0
+
+
+# -- the scorer that code_reward uses when none is bound --------------------------------------------------------
+
+_active: Scorer | None = None
+_active_lock = threading.Lock()
+
+
+def set_active_scorer(scorer: Scorer | None) -> Scorer | None:
+    """Make ``scorer`` the one that unbound reward functions use (``SandboxGRPOTrainer`` does this while it
+    trains); return the previous one."""
+    global _active
+    with _active_lock:
+        previous, _active = _active, scorer
+    return previous
+
+
+def active_scorer() -> Scorer | None:
+    """The scorer set by :func:`set_active_scorer`, if any."""
+    return _active
