@@ -204,7 +204,6 @@ class LocalBackend(Backend):
             f"output cap {self.output_limit_bytes} B",
         ]
         self._started = True
-        logger.info("trl-sandbox: %s", self.describe())
 
     def describe(self) -> str:
         """One line naming the active isolation layers (logged at pool start)."""

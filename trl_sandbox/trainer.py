@@ -1,0 +1,189 @@
+"""``SandboxGRPOTrainer``: ``trl.GRPOTrainer`` with a sandbox pool whose lifecycle follows training.
+
+This is the only module of trl-sandbox that imports torch and trl.
+
+Lifecycle, on every process: the pool is created (concurrently) by a trainer callback at ``on_train_begin``, and
+deleted at ``on_train_end`` and, because TRL does not call ``on_train_end`` when training raises, also in a
+``finally`` around :meth:`SandboxGRPOTrainer.train`. Nothing is left running after ``train()`` returns or raises.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from transformers import TrainerCallback
+from trl import GRPOConfig, GRPOTrainer
+
+from .backends import Backend
+from .config import SandboxConfig
+from .pool import default_labels
+from .rewards import CodeReward
+from .scoring import Scorer, set_active_scorer
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MetricsJsonlCallback", "SandboxGRPOConfig", "SandboxGRPOTrainer", "SandboxPoolCallback"]
+
+
+@dataclass
+class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
+    r"""Configuration of :class:`SandboxGRPOTrainer`: every field of ``trl.GRPOConfig`` plus the ``sandbox_*``
+    fields of :class:`trl_sandbox.config.SandboxConfig` (backend and options, pool size, per-test and
+    per-completion timeouts in seconds, memory limit and output cap in bytes, concurrency).
+
+    Parses from the command line and YAML with ``trl.TrlParser`` like any TRL config.
+
+    Raises:
+        ConfigurationError: a ``sandbox_*`` value is invalid (see
+            :meth:`~trl_sandbox.config.SandboxConfig.validate_sandbox_options`).
+    """
+
+    def __post_init__(self) -> None:
+        GRPOConfig.__post_init__(self)  # TrainingArguments does not chain __post_init__ to our mixin
+        self.validate_sandbox_options()
+
+
+class SandboxPoolCallback(TrainerCallback):
+    """Starts the trainer's sandbox pool at ``on_train_begin`` and deletes it at ``on_train_end``.
+
+    While the pool is up, its scorer is the active one (:func:`trl_sandbox.scoring.set_active_scorer`), so reward
+    functions that call :data:`~trl_sandbox.code_reward` without being bound to a pool use it too.
+    """
+
+    def __init__(self, trainer: SandboxGRPOTrainer) -> None:
+        self.trainer = trainer
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.trainer._start_sandboxes()
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.trainer._close_sandboxes()
+
+
+class MetricsJsonlCallback(TrainerCallback):
+    """Appends one JSON object per logging step to ``path`` (main process only): ``step``, ``epoch``, and every
+    logged value (TRL's ``reward``, ``rewards/*``, and the ``sandbox/*`` metrics of the code reward), plus the
+    pool counters ``sandbox/pool_created``, ``sandbox/pool_replaced``.
+
+    Args:
+        path: Output file (created, parent directories included; truncated at ``on_train_begin``).
+        trainer: Optional trainer whose pool counters are added.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], trainer: SandboxGRPOTrainer | None = None) -> None:
+        self.path = os.fspath(path)
+        self.trainer = trainer
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            open(self.path, "w").close()
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
+        if not state.is_world_process_zero or not logs:
+            return
+        record: dict[str, Any] = {"step": state.global_step, "epoch": state.epoch}
+        record.update({k: v for k, v in logs.items() if isinstance(v, (int, float, str, bool)) or v is None})
+        scorer = self.trainer.scorer if self.trainer is not None else None
+        if scorer is not None:
+            record["sandbox/pool_created"] = scorer.pool.stats.created
+            record["sandbox/pool_replaced"] = scorer.pool.stats.replaced
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+class SandboxGRPOTrainer(GRPOTrainer):
+    """Drop-in subclass of ``trl.GRPOTrainer`` that owns a pool of sandboxes for scoring code.
+
+    Takes every argument ``GRPOTrainer`` takes, in the same order, plus:
+
+    Args:
+        model: As in ``GRPOTrainer`` (model id or model).
+        reward_funcs: As in ``GRPOTrainer``; defaults to ``[code_reward]``. Every
+            :class:`~trl_sandbox.rewards.CodeReward` among them is bound to this trainer's pool.
+        args: A :class:`SandboxGRPOConfig` (a plain ``GRPOConfig`` works too, with default sandbox options).
+        sandbox_backend: A :class:`~trl_sandbox.backends.Backend` instance to use instead of
+            ``args.sandbox_backend`` (for instance a configured ``MockBackend`` in tests).
+        *trainer_args, **trainer_kwargs: Passed to ``GRPOTrainer`` unchanged.
+
+    Attributes:
+        scorer: The :class:`~trl_sandbox.scoring.Scorer` (and through ``scorer.pool``, the pool) of the current
+            or last ``train()`` call.
+
+    Raises:
+        ConfigurationError, UnknownBackendError: from the sandbox options, at construction.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        reward_funcs: Any = None,
+        args: GRPOConfig | None = None,
+        *trainer_args: Any,
+        sandbox_backend: Backend | None = None,
+        **trainer_kwargs: Any,
+    ) -> None:
+        if args is None:
+            name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", "")
+            args = SandboxGRPOConfig(f"{str(name).split('/')[-1] or 'model'}-SandboxGRPO")
+        if reward_funcs is None:
+            reward_funcs = [CodeReward()]
+        funcs = reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]
+        self._sandbox_config = args if isinstance(args, SandboxConfig) else SandboxConfig()
+        self._sandbox_backend = sandbox_backend
+        self._run_id = os.environ.get("TRL_SANDBOX_RUN_ID") or uuid.uuid4().hex[:12]
+        self.scorer: Scorer = Scorer.from_config(self._sandbox_config, backend=sandbox_backend)
+        self._bound_rewards = [f.bind(self.scorer) if isinstance(f, CodeReward) and f.scorer is None else f for f in funcs]
+        self._previous_scorer: Scorer | None = None
+        super().__init__(model, self._bound_rewards, args, *trainer_args, **trainer_kwargs)
+        self.add_callback(SandboxPoolCallback(self))
+        self.add_callback(MetricsJsonlCallback(os.path.join(self.args.output_dir, "metrics.jsonl"), self))
+
+    def train(self, *args: Any, **kwargs: Any) -> Any:
+        """Run ``GRPOTrainer.train`` (same arguments) and delete the sandbox pool however it ends.
+
+        The pool is started by :class:`SandboxPoolCallback` once training begins; if ``train()`` raises (TRL then
+        skips ``on_train_end``), the pool is deleted before the exception propagates.
+        """
+        if self.scorer.pool.started or self.scorer.pool._closed:  # a second train(): a fresh pool
+            self._new_scorer()
+        try:
+            return super().train(*args, **kwargs)
+        finally:
+            self._close_sandboxes()
+
+    # -- pool lifecycle ------------------------------------------------------------------------------------------
+
+    def _new_scorer(self) -> None:
+        self.scorer = Scorer.from_config(self._sandbox_config, backend=self._sandbox_backend)
+        for func in self._bound_rewards:
+            if isinstance(func, CodeReward):
+                func.scorer = self.scorer
+
+    def _start_sandboxes(self) -> None:
+        pool = self.scorer.pool
+        if pool.started:
+            return
+        pool.labels = {
+            **default_labels(self._run_id, rank=self.accelerator.process_index),
+            **(self._sandbox_config.sandbox_labels or {}),
+        }
+        pool.start()
+        self._previous_scorer = set_active_scorer(self.scorer)
+        logger.info(
+            "trl-sandbox: rank %d: %d sandboxes ready (%s)",
+            self.accelerator.process_index,
+            pool.size,
+            pool.backend.describe(),
+        )
+
+    def _close_sandboxes(self) -> None:
+        pool = self.scorer.pool
+        if pool.started:
+            set_active_scorer(self._previous_scorer)
+        pool.close()
