@@ -55,13 +55,14 @@ def rows_from_kwargs(n: int, prompts: Sequence[Any] | None, kwargs: dict[str, An
 def score_metrics(results: Sequence[ScoreResult], seconds: float) -> dict[str, float]:
     """Batch metrics logged under ``sandbox/``: pass rates over scored completions, status counts, timings.
 
-    Keys: ``pass_rate``, ``tests_pass_rate``, ``infra_errors``, ``timeouts``, ``errors``, ``banned``,
+    Keys: ``completions`` (scored in the batch), ``pass_rate``, ``tests_pass_rate``, ``infra_errors``, ``timeouts``, ``errors``, ``banned``,
     ``invalid_tasks`` (counts in the batch), ``exec_seconds_mean``, ``batch_seconds``, ``completions_per_second``.
     """
     scored = [r for r in results if r.reward is not None]
     counts = Counter(r.status for r in results)
     tests_total = sum(r.tests_total for r in scored)
     return {
+        "sandbox/completions": float(len(results)),
         "sandbox/pass_rate": sum(r.passed for r in scored) / len(scored) if scored else 0.0,
         "sandbox/tests_pass_rate": sum(r.tests_passed for r in scored) / tests_total if tests_total else 0.0,
         "sandbox/infra_errors": float(counts["infra_error"]),

@@ -1,0 +1,72 @@
+"""Shared fixtures. Every test runs inside a safety net: where cgroup v1 pids/memory controllers are writable, the
+whole pytest process (and so every sandbox it starts) is put in a cgroup capped at 2048 tasks and 8 GiB, so that a
+containment regression cannot take the machine down; pytest-timeout bounds every test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+_CGROUPS = {"pids": {"pids.max": "2048"}, "memory": {"memory.limit_in_bytes": str(8 << 30)}}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def safety_net():
+    """Put this test process in pids/memory cgroups where writable; undo at the end."""
+    made = []
+    name = f"trl-sandbox-tests-{os.getpid()}"
+    for controller, limits in _CGROUPS.items():
+        base = Path("/sys/fs/cgroup") / controller
+        if not os.access(base, os.W_OK):
+            continue
+        group = base / name
+        try:
+            group.mkdir()
+            for key, value in limits.items():
+                (group / key).write_text(value)
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+            made.append((base, group))
+        except OSError:
+            continue
+    yield [str(g) for _, g in made]
+    for base, group in made:
+        try:
+            for pid in (group / "cgroup.procs").read_text().split():
+                (base / "cgroup.procs").write_text(pid)
+            group.rmdir()
+        except OSError:
+            pass
+
+
+@pytest.fixture(scope="session")
+def sandbox_root():
+    """A root directory for local sandboxes that the unprivileged sandbox uid can traverse (mode 0711)."""
+    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-tests-"))
+    path.chmod(0o711)
+    yield path
+    leftovers = [p.name for p in path.iterdir()]
+    shutil.rmtree(path, ignore_errors=True)
+    assert not leftovers, f"sandboxes left behind: {leftovers}"
+
+
+@pytest.fixture(scope="session")
+def scorer(sandbox_root):
+    """A started local-backend scorer shared by the scoring tests (2 sandboxes, short timeouts)."""
+    from trl_sandbox import SandboxConfig, Scorer
+
+    config = SandboxConfig(
+        sandbox_pool_size=2,
+        sandbox_test_timeout=1.0,
+        sandbox_completion_timeout=6.0,
+        sandbox_backend_options={"root_dir": str(sandbox_root)},
+    )
+    with Scorer.from_config(config) as s:
+        yield s

@@ -1,0 +1,111 @@
+"""The trl-sandbox command, run as users run it (subprocesses)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from trl_sandbox import load_tasks
+
+HE = load_tasks("humaneval")
+
+
+def cli(*args, cwd=None, timeout=600):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "trl_sandbox.cli", *args], capture_output=True, text=True, env=env, cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def write_samples(path, samples):
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    return str(path)
+
+
+def test_score_writes_one_result_per_sample_in_order(tmp_path, sandbox_root):
+    samples = []
+    for row in HE[:5]:
+        samples.append({"task_id": row["task_id"], "completion": row["canonical_solution"]})
+        samples.append({"task_id": row["task_id"], "completion": "    pass\n"})
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+    result = cli("score", "--tasks", "humaneval", "--completions", write_samples(tmp_path / "s.jsonl", samples),
+                 "--out", str(tmp_path / "r.jsonl"), "--pool-size", "2", "--backend-options", opts)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [r["task_id"] for r in lines] == [s["task_id"] for s in samples]
+    assert [r["passed"] for r in lines] == [True, False] * 5
+    for key in ("reward", "tests_passed", "tests_total", "status", "duration_s"):
+        assert key in lines[0]
+    assert "5/10 passed" in result.stderr and "completions/s" in result.stderr
+
+
+def test_score_accepts_a_yaml_config_and_writes_stdout(tmp_path, sandbox_root):
+    config = tmp_path / "score.yaml"
+    config.write_text(f"pool_size: 1\ntest_timeout: 2.0\nbackend_options: '{json.dumps({'root_dir': str(sandbox_root)})}'\n")
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": "daytona/sorting", "completion": "    return sorted(xs)\n"}])
+    result = cli("score", "--config", str(config), "--tasks", "daytona", "--completions", samples)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "banned"
+
+
+def test_score_does_not_import_torch_or_trl(tmp_path, sandbox_root):
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
+    code = (
+        "import sys; from trl_sandbox.cli import main\n"
+        f"rc = main(['score', '--tasks', 'humaneval', '--completions', {samples!r}, '--out', {str(tmp_path / 'o')!r},"
+        f" '--pool-size', '1', '--backend-options', {json.dumps(json.dumps({'root_dir': str(sandbox_root)}))}])\n"
+        "heavy = [m for m in ('torch', 'trl', 'transformers') if m in sys.modules]\n"
+        "print(rc, heavy)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "0 []", result.stderr
+
+
+@pytest.mark.parametrize(
+    "samples, message",
+    [
+        ([{"task_id": "HumanEval/9999", "completion": "x"}], "have no task"),
+        ([{"completion": "x"}], "'task_id' and 'completion'"),
+        ("not json\n", "not valid JSON"),
+    ],
+)
+def test_score_bad_input_is_a_clear_error(tmp_path, samples, message):
+    path = tmp_path / "s.jsonl"
+    path.write_text(samples if isinstance(samples, str) else "".join(json.dumps(s) + "\n" for s in samples))
+    result = cli("score", "--tasks", "humaneval", "--completions", str(path))
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_score_unreadable_tasks_file(tmp_path):
+    result = cli("score", "--tasks", str(tmp_path / "nope.jsonl"), "--completions", str(tmp_path / "x.jsonl"))
+    assert result.returncode == 2 and "cannot read tasks" in result.stderr
+
+
+def test_unknown_backend_is_a_clear_error(tmp_path):
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": "x"}])
+    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--backend", "nope")
+    assert result.returncode == 2 and "unknown sandbox backend 'nope'" in result.stderr
+
+
+@pytest.mark.slow
+def test_train_tiny_model_end_to_end(tmp_path, sandbox_root):
+    out = tmp_path / "run"
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+    result = cli(
+        "train", "--model", "tiny", "--max-steps", "2", "--max-completion-length", "24", "--num-generations", "2",
+        "--per-device-train-batch-size", "4", "--sandbox-pool-size", "2", "--sandbox-backend-options", opts,
+        "--output-dir", str(out),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in records if "sandbox/completions" in r]
+    assert len(steps) == 2
+    # every completion of every step was scored (banned ones are judged without running)
+    assert all(r["sandbox/completions"] == 4 for r in steps)
+    assert all(r["sandbox/infra_errors"] == 0 for r in steps)
+    assert all(key in steps[0] for key in ("reward", "sandbox/pass_rate", "sandbox/batch_seconds"))
+    assert (out / "model.safetensors").exists() and "s/step" in result.stderr
+    assert list(sandbox_root.iterdir()) == []

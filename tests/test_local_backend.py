@@ -1,0 +1,127 @@
+"""The local backend: isolation, limits, cleanup, and the backend contract."""
+
+import os
+import subprocess
+
+import anyio
+import pytest
+
+from trl_sandbox import InfrastructureError, UnknownBackendError
+from trl_sandbox.backends import get_backend
+from trl_sandbox.backends.local import LocalBackend
+
+
+def run(backend, code, *, timeout_s=5.0, stdin=b""):
+    async def go():
+        sandbox = await backend.create({"test": "local"})
+        try:
+            return await backend.exec(sandbox, [*sandbox.python, "-c", code], stdin=stdin, timeout_s=timeout_s), sandbox
+        finally:
+            await backend.delete(sandbox)
+
+    return anyio.run(go)
+
+
+@pytest.fixture(scope="module")
+def backend(sandbox_root):
+    b = LocalBackend(root_dir=sandbox_root, output_limit_bytes=4096)
+    anyio.run(b.start)
+    return b
+
+
+def test_describe_names_the_active_layers(backend):
+    text = backend.describe()
+    assert "netns" in text and "rlimits" in text and "empty env" in text
+
+
+def test_runs_with_empty_env_unprivileged_in_own_pid_namespace(backend, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_should_not_leak")
+    code = "import os, sys; print(os.getpid(), os.getuid(), sorted(os.environ)); print(sys.stdin.read())"
+    result, _ = run(backend, code, stdin=b"hello")
+    pid, uid, env = result.stdout.decode().splitlines()[0].split(" ", 2)
+    assert result.exit_code == 0 and pid == "1"
+    assert int(uid) != 0 or os.geteuid() != 0
+    assert "HF_TOKEN" not in env and "hello" in result.stdout.decode()
+
+
+def test_network_is_unreachable(backend):
+    code = (
+        "import socket\n"
+        "for family, addr in [(socket.AF_INET, ('127.0.0.1', 22)), (socket.AF_INET, ('8.8.8.8', 53))]:\n"
+        "    s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(1)\n"
+        "    try:\n        s.connect(addr); print('CONNECTED')\n"
+        "    except OSError as e:\n        print('blocked', e.errno)\n"
+    )
+    result, _ = run(backend, code)
+    assert b"CONNECTED" not in result.stdout and result.stdout.count(b"blocked") == 2
+
+
+def test_timeout_kills_the_whole_process_tree(backend):
+    code = (
+        "import os, time\n"
+        "for _ in range(3):\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(600)\n"
+        "        time.sleep(600)\n"
+        "time.sleep(600)\n"
+    )
+    result, sandbox = run(backend, code, timeout_s=1.0)
+    assert result.timed_out and result.exit_code is None
+    if os.geteuid() == 0:
+        uid = backend._uid(sandbox)
+        left = subprocess.run(["pgrep", "-u", str(uid)], capture_output=True, text=True).stdout.split()
+        assert left == [], f"processes survived the sandbox: {left}"
+
+
+def test_output_is_capped(backend):
+    result, _ = run(backend, "import sys; sys.stdout.write('x' * 100000); sys.stderr.write('y' * 100000)")
+    assert result.output_truncated and len(result.stdout) == 4096 and len(result.stderr) == 4096
+
+
+def test_memory_limit(sandbox_root):
+    b = LocalBackend(root_dir=sandbox_root, memory_limit_bytes=128 << 20)
+    anyio.run(b.start)
+    result, _ = run(b, "x = bytearray(512 << 20)")
+    assert result.exit_code != 0 and b"MemoryError" in result.stderr
+
+
+def test_scratch_is_fresh_and_removed(backend, sandbox_root):
+    async def go():
+        sandbox = await backend.create({"test": "scratch"})
+        try:
+            first = await backend.exec(sandbox, [*sandbox.python, "-c", "open('left.txt','w').write('x'); import os; print(os.getcwd())"], timeout_s=5)
+            second = await backend.exec(sandbox, [*sandbox.python, "-c", "import os; print(os.listdir('.'))"], timeout_s=5)
+            return first, second, list((sandbox_root / sandbox.id / "runs").iterdir())
+        finally:
+            await backend.delete(sandbox)
+
+    first, second, runs = anyio.run(go)
+    assert second.stdout.strip() == b"[]" and runs == []
+    assert not os.path.exists(first.stdout.decode().strip())
+
+
+def test_write_files_list_and_delete(backend):
+    async def go():
+        a = await backend.create({"run": "r1", "rank": "0"})
+        b = await backend.create({"run": "r2", "rank": "0"})
+        await backend.write_files(a, {"pkg/data.txt": b"payload"})
+        read = await backend.exec(a, [*a.python, "-c", f"print(open('{a.workdir}/pkg/data.txt').read())"], timeout_s=5)
+        listed = {s.id for s in await backend.list({"run": "r1"})}
+        with pytest.raises(InfrastructureError):
+            await backend.write_files(a, {"../escape": b"x"})
+        await backend.delete(a)
+        await backend.delete(b)
+        await backend.delete(b)  # deleting twice is fine
+        with pytest.raises(InfrastructureError, match="does not exist"):
+            await backend.exec(a, ["true"], timeout_s=1)
+        return read, listed, a.id, await backend.list({"rank": "0"})
+
+    read, listed, a_id, after = anyio.run(go)
+    assert read.stdout.strip() == b"payload" and listed == {a_id} and after == []
+
+
+def test_unknown_backend_name_is_one_clear_error():
+    with pytest.raises(UnknownBackendError, match="available backends: 'local'"):
+        get_backend("dayton")

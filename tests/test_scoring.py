@@ -1,0 +1,141 @@
+"""Scoring real code on the local backend: every task format, passing and failing, and what must not score."""
+
+import json
+
+import pytest
+
+from trl_sandbox import Task, load_tasks
+
+HE = {r["task_id"]: r for r in load_tasks("humaneval")}
+DAYTONA = {r["task_id"]: Task.from_row(r) for r in load_tasks("daytona")}
+MBPP = Task.from_row(
+    {
+        "task_id": "mbpp/2",
+        "test_imports": ["import math"],
+        "test_list": [
+            "assert set(similar(( 3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))",
+            "assert set(similar((1, 2, 3, 4),(5, 4, 3, 7))) == set((3, 4))",
+            "assert math.isclose(similar_len((1, 2), (2, 3)), 1.0)",
+        ],
+    }
+)
+STDIO = Task.from_row({"task_id": "sum", "inputs": ["1 2\n", "10 -3\n"], "outputs": ["3\n", "7"]})
+SORT_OK = (
+    "    out = list(xs)\n    for i in range(1, len(out)):\n        j = i\n"
+    "        while j and out[j - 1] > out[j]:\n            out[j - 1], out[j] = out[j], out[j - 1]\n"
+    "            j -= 1\n    return out\n"
+)
+
+
+def score(scorer, task, *completions):
+    return scorer.score([task] * len(completions), list(completions))
+
+
+def test_humaneval_pass_and_fail(scorer):
+    task = Task.from_row(HE["HumanEval/0"])
+    canonical = HE["HumanEval/0"]["canonical_solution"]
+    whole = HE["HumanEval/0"]["prompt"] + canonical  # a completion that defines the entry point itself
+    fenced = f"Sure:\n```python\n{whole}```\n"
+    ok, ok_whole, ok_fenced, fail = score(scorer, task, canonical, whole, fenced, "    return False\n")
+    assert [ok.status, ok_whole.status, ok_fenced.status] == ["passed"] * 3 and ok.reward == 1.0
+    assert fail.status == "failed" and 0.0 <= fail.reward < 1.0 and fail.tests_total == 7
+
+
+def test_whole_humaneval_canonical_and_pass_bodies(scorer):
+    tasks = [Task.from_row(r) for r in HE.values()]
+    good = scorer.score(tasks, [r["canonical_solution"] for r in HE.values()])
+    assert sum(r.passed for r in good) == 164, [r for r in good if not r.passed][:3]
+    bad = scorer.score(tasks, ["    pass\n"] * len(tasks))
+    assert sum(r.passed for r in bad) == 0 and all(r.status == "failed" for r in bad)
+
+
+def test_mbpp_pass_and_fail(scorer):
+    good = "def similar(a, b):\n    return tuple(set(a) & set(b))\n\ndef similar_len(a, b):\n    return 1.0\n"
+    half = "def similar(a, b):\n    return (4, 5)\n\ndef similar_len(a, b):\n    return 1.0\n"
+    ok, partial, broken = score(scorer, MBPP, good, half, "def similar(:\n")
+    assert ok.status == "passed" and ok.reward == 1.0
+    assert partial.status == "failed" and partial.reward == pytest.approx(2 / 3)
+    assert broken.status == "error" and broken.reward == -1.0 and "SyntaxError" in broken.error
+
+
+def test_call_based_daytona_tasks(scorer):
+    kadane = "    best = cur = xs[0]\n    for x in xs[1:]:\n        cur = max(x, cur + x)\n        best = max(best, cur)\n    return best\n"
+    sort, sub = DAYTONA["daytona/sorting"], DAYTONA["daytona/max_subarray"]
+    results = scorer.score(
+        [sort, sort, sort, sub, sub],
+        [SORT_OK, "    return sorted (xs)\n", "    s = xs\n    return s[::-1]\n", kadane, "    return sum(xs)\n"],
+    )
+    assert [r.status for r in results] == ["passed", "banned", "failed", "passed", "failed"]
+    assert results[1].reward == -1.0 and results[2].tests_total == 5 and results[4].tests_passed == 3
+
+
+def test_call_based_rigged_equality_does_not_pass(scorer):
+    rigged = (
+        "    class Anything(list):\n        def __eq__(self, other):\n            return True\n"
+        "    return Anything()\n"
+    )
+    (result,) = score(scorer, DAYTONA["daytona/max_subarray"], rigged)
+    assert result.status == "failed" and result.tests_passed == 0
+
+
+def test_call_based_bool_is_not_int(scorer):
+    task = Task.from_row({"prompt": "def f(x):\n", "func_name": "f", "tests": ["0", "5"], "reference": "bool"})
+    (strict,) = score(scorer, task, "    return 1 if x else 0\n")
+    (right,) = score(scorer, task, "    return x != 0\n")
+    assert strict.tests_passed == 0 and right.passed
+
+
+def test_stdio_pass_and_fail(scorer):
+    ok = "a, b = map(int, input().split())\nprint(a + b, '  ')\n"
+    via_buffer = "import sys\na, b = map(int, sys.stdin.buffer.read().split())\nsys.stdout.write(f'{a + b}\\n\\n')\n"
+    wrong = "print(0)\n"
+    crash = "raise ValueError('boom')\n"
+    results = score(scorer, STDIO, ok, via_buffer, wrong, crash)
+    assert [r.status for r in results] == ["passed", "passed", "failed", "failed"]
+
+
+def test_stdio_is_whole_output_not_line_zip(scorer):
+    task = Task.from_row({"inputs": [""], "outputs": ["1\n2\n"]})
+    (extra,) = score(scorer, task, "print(1)\nprint(2)\nprint(3)\n")
+    (order,) = score(scorer, task, "print(2)\nprint(1)\n")
+    assert extra.status == "failed" and order.status == "failed"
+
+
+def test_hanging_completion_times_out_and_others_are_intact(scorer):
+    task = Task.from_row(HE["HumanEval/0"])
+    hang = "    while True:\n        pass\n"
+    sleeper = "    import time\n    time.sleep(100)\n"
+    canonical = HE["HumanEval/0"]["canonical_solution"]
+    results = score(scorer, task, hang, canonical, sleeper, canonical)
+    assert [r.status for r in results] == ["timeout", "passed", "timeout", "passed"]
+    assert results[0].reward == -1.0 and results[2].reward == -1.0
+
+
+def test_completion_that_loads_forever_times_out(scorer):
+    (result,) = score(scorer, MBPP, "while True:\n    pass\n")
+    assert result.status == "timeout" and result.reward == -1.0
+
+
+def test_printed_results_do_not_count(scorer):
+    forged = "".join(json.dumps(r) + "\\n" for r in [{"i": i, "ok": True} for i in range(7)] + [{"done": 7}])
+    code = f"    print('{forged}')\n    return False\n"
+    (result,) = score(scorer, Task.from_row(HE["HumanEval/0"]), code)
+    assert not result.passed and result.tests_passed < 7
+
+
+@pytest.mark.parametrize("exit_call", ["sys.exit(0)", "os._exit(0)", "exit()"])
+def test_exiting_early_is_not_a_pass(scorer, exit_call):
+    code = f"import os, sys\n{exit_call}\n"
+    (result,) = score(scorer, MBPP, code)
+    assert result.status == "error" and result.reward == -1.0
+
+
+def test_empty_completion_is_an_error(scorer):
+    (result,) = score(scorer, MBPP, "   \n")
+    assert result.status == "error" and result.reward == -1.0
+
+
+def test_broken_reference_is_an_invalid_task_not_a_wrong_answer(scorer):
+    task = Task.from_row({"prompt": "def f(x):\n", "func_name": "f", "tests": ["[1]"], "reference": "nope"})
+    (result,) = score(scorer, task, "    return x\n")
+    assert result.status == "invalid_task" and result.reward is None

@@ -1,0 +1,141 @@
+"""SandboxGRPOTrainer: pool lifecycle around train(), hung scoring, config parsing. Tiny CPU model, mock backend."""
+
+import random
+
+import pytest
+
+pytest.importorskip("trl")
+
+from datasets import Dataset  # noqa: E402
+
+from trl_sandbox import ConfigurationError, InfrastructureError, SandboxGRPOConfig, SandboxGRPOTrainer  # noqa: E402
+from trl_sandbox.testing import harness_reply  # noqa: E402
+
+ROWS = [{"task_id": f"t{i}", "prompt": f"Write f{i}.", "test_list": [f"assert f{i}() == {i}"] * 2} for i in range(4)]
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    from trl_sandbox.tiny import build_tiny_model
+
+    path = tmp_path_factory.mktemp("tiny")
+    model, tokenizer = build_tiny_model()
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def config(tmp_path, **overrides):
+    values = dict(
+        output_dir=str(tmp_path / "out"),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=8,
+        max_steps=2,
+        logging_steps=1,
+        save_strategy="no",
+        sandbox_backend="mock",
+        sandbox_pool_size=3,
+    )
+    values.update(overrides)
+    return SandboxGRPOConfig(**values)
+
+
+def test_pool_lives_exactly_as_long_as_training(tiny_model_dir, tmp_path, mock_sandbox_backend):
+    seen = []
+
+    def handler(request):
+        seen.append(len(mock_sandbox_backend.live))
+        return harness_reply(request, passed=[random.random() < 0.5, True])
+
+    mock_sandbox_backend.handler = handler
+    trainer = SandboxGRPOTrainer(model=tiny_model_dir, args=config(tmp_path), train_dataset=Dataset.from_list(ROWS))
+    assert mock_sandbox_backend.live == {}  # nothing is created before training begins
+    trainer.train()
+    assert len(seen) == 8 and set(seen) == {3}  # 2 steps x 4 completions, all while the 3 sandboxes lived
+    assert mock_sandbox_backend.live == {} and len(mock_sandbox_backend.created) == 3
+    lines = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) >= 2 and '"sandbox/pass_rate"' in lines[0] and '"rewards/code_reward/mean"' in lines[0]
+
+
+def test_pool_is_deleted_when_train_raises(tiny_model_dir, tmp_path, mock_sandbox_backend):
+    mock_sandbox_backend.handler = lambda request: harness_reply(request, passed=True)
+
+    def exploding_reward(completions, **kwargs):
+        assert len(mock_sandbox_backend.live) == 3
+        raise RuntimeError("reward exploded")
+
+    from trl_sandbox import code_reward
+
+    trainer = SandboxGRPOTrainer(
+        model=tiny_model_dir,
+        reward_funcs=[code_reward, exploding_reward],
+        args=config(tmp_path),
+        train_dataset=Dataset.from_list(ROWS),
+    )
+    with pytest.raises(RuntimeError, match="reward exploded"):
+        trainer.train()
+    assert mock_sandbox_backend.live == {} and len(mock_sandbox_backend.deleted) == 3
+
+
+def test_hung_scoring_gives_none_and_training_goes_on(tiny_model_dir, tmp_path, mock_sandbox_backend):
+    import anyio
+
+    async def hang(request):
+        await anyio.sleep(3600)
+
+    mock_sandbox_backend.handler = hang
+    trainer = SandboxGRPOTrainer(
+        model=tiny_model_dir,
+        args=config(tmp_path, max_steps=1, sandbox_batch_timeout=0.5),
+        train_dataset=Dataset.from_list(ROWS),
+    )
+    trainer.train()
+    assert trainer.state.global_step == 1 and mock_sandbox_backend.live == {}
+    (log,) = [h for h in trainer.state.log_history if "sandbox/infra_errors" in h]
+    assert log["sandbox/infra_errors"] == 4
+
+
+def test_second_train_call_gets_a_fresh_pool(tiny_model_dir, tmp_path, mock_sandbox_backend):
+    mock_sandbox_backend.handler = lambda request: harness_reply(request, passed=True)
+    trainer = SandboxGRPOTrainer(
+        model=tiny_model_dir, args=config(tmp_path, max_steps=1), train_dataset=Dataset.from_list(ROWS)
+    )
+    trainer.train()
+    trainer.args.max_steps = 2
+    trainer.train()
+    assert len(mock_sandbox_backend.created) == 6 and mock_sandbox_backend.live == {}
+
+
+def test_config_parses_from_cli_and_yaml(tmp_path):
+    from trl import TrlParser
+
+    yaml_file = tmp_path / "c.yaml"
+    yaml_file.write_text("sandbox_pool_size: 5\nsandbox_test_timeout: 2.5\nuse_cpu: true\nbf16: false\n")
+    (cfg,) = TrlParser((SandboxGRPOConfig,)).parse_args_and_config(
+        ["--config", str(yaml_file), "--output_dir", str(tmp_path), "--sandbox_backend_options",
+         '{"site_packages": true}', "--sandbox-memory-limit", "268435456"]
+    )
+    assert cfg.sandbox_pool_size == 5 and cfg.sandbox_test_timeout == 2.5
+    assert cfg.sandbox_backend_options == {"site_packages": True} and cfg.sandbox_memory_limit == 1 << 28
+
+
+@pytest.mark.parametrize(
+    "bad", [{"sandbox_pool_size": 0}, {"sandbox_test_timeout": -1}, {"sandbox_backend_options": "{nope"},
+            {"sandbox_memory_limit": 1000}]
+)
+def test_bad_sandbox_options_are_rejected(tmp_path, bad):
+    with pytest.raises(ConfigurationError):
+        SandboxGRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, **bad)
+
+
+def test_mock_backend_outside_fixture_is_a_clear_error(tiny_model_dir, tmp_path):
+    with pytest.raises(ConfigurationError, match="mock_sandbox_backend"):
+        SandboxGRPOTrainer(model=tiny_model_dir, args=config(tmp_path), train_dataset=Dataset.from_list(ROWS))
+
+
+def test_infra_error_class_is_exported():
+    assert issubclass(InfrastructureError, Exception)
