@@ -136,21 +136,12 @@ def _apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None
 
 
 def _read_samples(path: str) -> list[dict[str, Any]]:
-    samples = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    sample = json.loads(line)
-                except ValueError as exc:
-                    raise TaskFormatError(f"{path}:{lineno}: not valid JSON: {exc}") from None
-                if not isinstance(sample, dict) or "task_id" not in sample or "completion" not in sample:
-                    raise TaskFormatError(f"{path}:{lineno}: expected an object with 'task_id' and 'completion'")
-                samples.append(sample)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFormatError(f"cannot read completions from {path}: {exc}") from None
+    from .tasks import read_jsonl
+
+    samples = read_jsonl(path)
+    for lineno, sample in enumerate(samples, 1):
+        if "task_id" not in sample or "completion" not in sample:
+            raise TaskFormatError(f"{path}: sample {lineno}: expected an object with 'task_id' and 'completion'")
     return samples
 
 

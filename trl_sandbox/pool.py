@@ -126,6 +126,11 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         """True between a successful :meth:`start` and :meth:`close`."""
         return self._portal is not None and not self._closed
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called; a closed pool cannot be started again."""
+        return self._closed
+
     def start(self) -> SandboxPool:
         """Start the backend and create all sandboxes concurrently; return self. Idempotent.
 

@@ -20,6 +20,7 @@ status          reward                  meaning
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -29,6 +30,7 @@ from typing import Any
 
 import anyio
 
+from .backends.base import ExecResult
 from .errors import InfrastructureError, TaskFormatError
 from .pool import SandboxPool, rounds
 from .tasks import HARNESS_NAME, Task, Verdict, extract_code, find_banned_pattern
@@ -269,9 +271,7 @@ class Scorer:
         return ScoreResult(task.task_id, None, False, 0, len(task.tests), "infra_error",
                            time.monotonic() - start, str(last_error))
 
-    async def _run_harness(self, request: dict) -> Any:
-        import json
-
+    async def _run_harness(self, request: dict) -> ExecResult:
         payload = json.dumps(request).encode()
         wait_s = self.batch_deadline_s(1)
         async with self.pool.lease(timeout_s=wait_s) as lease:

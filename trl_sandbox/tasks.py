@@ -500,20 +500,16 @@ BUNDLED_TASKS = {
 }
 
 
-def load_tasks(source: str | Path) -> list[dict[str, Any]]:
-    """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`) or a ``.jsonl`` / ``.jsonl.gz`` file.
-
-    Returns:
-        The rows (dicts), in file order. They are not validated: use :meth:`Task.from_row`.
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Read a ``.jsonl`` (or gzip-compressed ``.jsonl.gz``) file of JSON objects, skipping blank lines.
 
     Raises:
         TaskFormatError: the file is missing or unreadable, or a line is not a JSON object (the message gives the
-            line number).
+            file and line number).
     """
     import gzip
 
-    name = str(source)
-    path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
+    path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     rows = []
     try:
@@ -529,6 +525,22 @@ def load_tasks(source: str | Path) -> list[dict[str, Any]]:
                     raise TaskFormatError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
                 rows.append(row)
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        bundled = ", ".join(BUNDLED_TASKS)
-        raise TaskFormatError(f"cannot read tasks from {name!r} ({exc}); bundled sets: {bundled}") from None
+        raise TaskFormatError(f"cannot read {path}: {exc}") from None
     return rows
+
+
+def load_tasks(source: str | Path) -> list[dict[str, Any]]:
+    """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`) or a ``.jsonl`` / ``.jsonl.gz`` file.
+
+    Returns:
+        The rows (dicts), in file order. They are not validated: use :meth:`Task.from_row`.
+
+    Raises:
+        TaskFormatError: the file is missing or unreadable, or a line is not a JSON object (the message gives the
+            line number).
+    """
+    name = str(source)
+    path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
+    if not path.is_file():
+        raise TaskFormatError(f"cannot read tasks from {name!r}: no such file; bundled sets: {', '.join(BUNDLED_TASKS)}")
+    return read_jsonl(path)

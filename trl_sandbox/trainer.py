@@ -150,7 +150,7 @@ class SandboxGRPOTrainer(GRPOTrainer):
         The pool is started by :class:`SandboxPoolCallback` once training begins; if ``train()`` raises (TRL then
         skips ``on_train_end``), the pool is deleted before the exception propagates.
         """
-        if self.scorer.pool.started or self.scorer.pool._closed:  # a second train(): a fresh pool
+        if self.scorer.pool.started or self.scorer.pool.closed:  # a second train(): a fresh pool
             self._new_scorer()
         try:
             return super().train(*args, **kwargs)
