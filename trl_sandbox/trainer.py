@@ -175,12 +175,6 @@ class SandboxGRPOTrainer(GRPOTrainer):
         }
         pool.start()
         self._previous_scorer = set_active_scorer(self.scorer)
-        logger.info(
-            "trl-sandbox: rank %d: %d sandboxes ready (%s)",
-            self.accelerator.process_index,
-            pool.size,
-            pool.backend.describe(),
-        )
 
     def _close_sandboxes(self) -> None:
         pool = self.scorer.pool
