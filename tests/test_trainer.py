@@ -139,3 +139,34 @@ def test_mock_backend_outside_fixture_is_a_clear_error(tiny_model_dir, tmp_path)
 
 def test_infra_error_class_is_exported():
     assert issubclass(InfrastructureError, Exception)
+
+
+def test_hanging_completion_times_out_and_training_goes_on(tiny_model_dir, tmp_path, sandbox_root):
+    """Real hanging code in the local backend during training: scored -1 (timeout), and the step completes.
+
+    The reward swaps the tiny model's random completions for an infinite loop and calls the *unbound*
+    code_reward, which must use the trainer's active pool."""
+    from trl_sandbox import code_reward
+
+    statuses = []
+
+    def hanging_reward(completions, log_extra=None, **kwargs):
+        rewards = code_reward(["def f0():\n    while True:\n        pass\n"] * len(completions), **kwargs)
+        statuses.extend(rewards)
+        return rewards
+
+    args = config(
+        tmp_path,
+        max_steps=1,
+        sandbox_backend="local",
+        sandbox_pool_size=2,
+        sandbox_test_timeout=0.5,
+        sandbox_completion_timeout=3.0,
+        sandbox_backend_options={"root_dir": str(sandbox_root)},
+    )
+    trainer = SandboxGRPOTrainer(
+        model=tiny_model_dir, reward_funcs=[hanging_reward], args=args, train_dataset=Dataset.from_list(ROWS[:1] * 4)
+    )
+    trainer.train()
+    assert trainer.state.global_step == 1 and statuses == [-1.0] * 4
+    assert list(sandbox_root.iterdir()) == []

@@ -10,7 +10,6 @@ deleted at ``on_train_end`` and, because TRL does not call ``on_train_end`` when
 from __future__ import annotations
 
 import json
-import logging
 import os
 import uuid
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ from .pool import default_labels
 from .rewards import CodeReward
 from .scoring import Scorer, set_active_scorer
 
-logger = logging.getLogger(__name__)
 
 __all__ = ["MetricsJsonlCallback", "SandboxGRPOConfig", "SandboxGRPOTrainer", "SandboxPoolCallback"]
 
