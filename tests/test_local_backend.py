@@ -31,7 +31,7 @@ def backend(sandbox_root):
 
 def test_describe_names_the_active_layers(backend):
     text = backend.describe()
-    assert "netns" in text and "rlimits" in text and "empty env" in text
+    assert "namespaces net+pid" in text and "landlock" in text and "seccomp" in text and "rlimits" in text
 
 
 def test_runs_with_empty_env_unprivileged_in_own_pid_namespace(backend, monkeypatch):
@@ -48,8 +48,8 @@ def test_network_is_unreachable(backend):
     code = (
         "import socket\n"
         "for family, addr in [(socket.AF_INET, ('127.0.0.1', 22)), (socket.AF_INET, ('8.8.8.8', 53))]:\n"
-        "    s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(1)\n"
-        "    try:\n        s.connect(addr); print('CONNECTED')\n"
+        "    try:\n        s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(1)\n"
+        "        s.connect(addr); print('CONNECTED')\n"
         "    except OSError as e:\n        print('blocked', e.errno)\n"
     )
     result, _ = run(backend, code)

@@ -3,15 +3,18 @@
 Run as ``python -I -S _launcher.py CONFIG_JSON`` by :class:`trl_sandbox.backends.local.LocalBackend`, never imported
 by the trainer. Standard library only: it starts before, and outside of, any model-written code.
 
-What it does, in order:
+What it does, in order (each layer only when the config asks for it; the backend enables all the kernel supports):
 
-1. ``unshare`` new network, PID, IPC and UTS namespaces (plus a user namespace when not root). The new network
-   namespace has no interface up, not even loopback: no TCP, UDP or local socket reaches the host's services.
+1. ``unshare`` new network, PID, IPC, UTS and mount namespaces (plus a user namespace when not root). The new
+   network namespace has no interface up, not even loopback. In the mount namespace, the scratch directory becomes
+   a private size-capped tmpfs (a disk bomb fills memory-backed space of a fixed size, not the host's disk).
 2. ``fork`` the command's first process, which is PID 1 of the new PID namespace. When it exits or is killed, the
    kernel kills every process left in the namespace: double forks, ``setsid`` and daemons cannot outlive it.
-3. In the child: die with the launcher (``PR_SET_PDEATHSIG``), enter the scratch directory, set the rlimits, drop to
-   the unprivileged uid/gid with no supplementary groups, set no-new-privs, and ``execve`` with the given
-   environment (never the host's).
+   Without a PID namespace the launcher is a child subreaper and kills every orphan it inherits.
+3. In the child: die with the launcher (``PR_SET_PDEATHSIG``), join the sandbox's cgroups, enter the scratch
+   directory, set the rlimits and a low CPU priority, drop to the unprivileged uid/gid with no supplementary
+   groups, set no-new-privs, apply Landlock (filesystem, TCP, signal scoping) and seccomp, and ``execve`` with the
+   given environment (never the host's).
 4. In the launcher: wait for the child up to the wall-clock timeout, kill it at the deadline, and write one JSON
    status object (exit code, timed out, duration) to ``status_fd``, a pipe the command does not inherit.
 
@@ -27,13 +30,23 @@ import signal
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory off sys.path
+import _landlock  # noqa: E402
+import _seccomp  # noqa: E402
+
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
 
 RLIMITS = {
     "cpu": resource.RLIMIT_CPU,
@@ -53,10 +66,10 @@ def _write_status(fd, status):
 
 
 def _unshare(libc, cfg):
-    """Enter the new namespaces; return None or an error message."""
+    """Enter the new namespaces and mount the scratch tmpfs; return None or an error message."""
     if not cfg.get("namespaces", True):
         return None
-    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
     uid, gid = os.getuid(), os.getgid()
     if cfg.get("userns"):
         flags |= CLONE_NEWUSER
@@ -74,6 +87,15 @@ def _unshare(libc, cfg):
                 f.write("%d %d 1" % (gid, gid))
         except OSError as exc:
             return "writing the user namespace id maps failed: %s" % exc
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return "making mounts private failed: %s" % os.strerror(ctypes.get_errno())
+    tmpfs = cfg.get("scratch_tmpfs")
+    if tmpfs:
+        owner = cfg.get("uid") if cfg.get("uid") is not None else uid
+        group = cfg.get("gid") if cfg.get("gid") is not None else gid
+        options = "size=%d,nr_inodes=%d,mode=0700,uid=%d,gid=%d" % (tmpfs["size"], tmpfs["inodes"], owner, group)
+        if libc.mount(b"tmpfs", cfg["cwd"].encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
+            return "mounting the scratch tmpfs failed: %s" % os.strerror(ctypes.get_errno())
     return None
 
 
@@ -85,9 +107,14 @@ def _child(libc, cfg, alive_r, setup_w):
         # closing tells us so.
         if select.select([alive_r], [], [], 0)[0]:
             os._exit(1)
+        for procs in cfg.get("cgroups", []):
+            with open(procs, "w") as f:
+                f.write("0")  # this process (and everything it starts) joins the sandbox's cgroup
         os.chdir(cfg["cwd"])
         for name, (soft, hard) in cfg.get("rlimits", {}).items():
             resource.setrlimit(RLIMITS[name], (soft, hard))
+        if cfg.get("nice"):
+            os.nice(cfg["nice"])
         uid, gid = cfg.get("uid"), cfg.get("gid")
         if gid is not None:
             os.setgroups([])
@@ -96,6 +123,11 @@ def _child(libc, cfg, alive_r, setup_w):
             os.setresuid(uid, uid, uid)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        landlock = cfg.get("landlock")
+        if landlock:
+            _landlock.restrict(landlock["ro"], [cfg["cwd"]], landlock["dev"], abi=landlock["abi"])
+        if cfg.get("seccomp"):
+            _seccomp.install()
         os.umask(0o077)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
@@ -106,6 +138,45 @@ def _child(libc, cfg, alive_r, setup_w):
             os.write(setup_w, ("%s: %s" % (type(exc).__name__, exc)).encode())
         finally:
             os._exit(127)
+
+
+def _kill_orphans():
+    """Kill and reap every process we inherited as subreaper, until none is left."""
+    me = str(os.getpid())
+    while True:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    ppid = f.read().rsplit(")", 1)[1].split()[1]
+            except (OSError, IndexError):
+                continue
+            if ppid == me:
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.002)
+
+
+def _disk_usage(path, limit):
+    """Bytes used under ``path`` (stops counting past ``limit``)."""
+    total = 0
+    for root, dirs, files in os.walk(path):
+        for name in files + dirs:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                continue
+        if total > limit:
+            break
+    return total
 
 
 def main():
@@ -119,6 +190,9 @@ def main():
         _write_status(status_fd, {"error": error})
         return 0
 
+    subreaper = not cfg.get("namespaces", True)
+    if subreaper:  # no PID namespace: orphans of the command become our children, and we kill them
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     alive_r, alive_w = os.pipe()
     setup_r, setup_w = os.pipe()
     os.set_inheritable(setup_w, False)  # closed by a successful execve: EOF means "started"
@@ -145,17 +219,25 @@ def main():
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
+    disk_limit = cfg.get("scratch_watchdog")  # no tmpfs: poll the scratch directory's size instead
+    disk_exceeded = False
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
             os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: the kernel kills the rest
             break
-        if poller.poll(remaining * 1000):
+        if poller.poll(min(remaining, 0.1) * 1000 if disk_limit else remaining * 1000):
+            break
+        if disk_limit and _disk_usage(cfg["cwd"], disk_limit) > disk_limit:
+            disk_exceeded = True
+            os.kill(pid, signal.SIGKILL)
             break
     _, status = os.waitpid(pid, 0)
     duration = time.monotonic() - start
     os.close(pidfd)
+    if subreaper:
+        _kill_orphans()
     if setup_error:
         _write_status(status_fd, {"error": "sandbox setup failed: " + setup_error.decode(errors="replace")})
         return 0
@@ -166,6 +248,7 @@ def main():
             "exit_code": None if timed_out else (128 - code if code < 0 else code),
             "timed_out": timed_out,
             "duration_s": duration,
+            "disk_exceeded": disk_exceeded,
         },
     )
     return 0

@@ -21,12 +21,14 @@ import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from typing import Any
 from pathlib import Path, PurePosixPath
 
 import anyio
 from anyio.abc import ByteReceiveStream
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
+from . import _landlock, _seccomp
 from .base import Backend, ExecResult, Sandbox
 
 logger = logging.getLogger(__name__)
@@ -46,15 +48,30 @@ _BASE_ENV = {
 _PROBE = (
     "import errno, json, os, socket\n"
     "r = {'uid': os.getuid(), 'env': sorted(os.environ)}\n"
-    "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
-    "s.settimeout(1)\n"
     "try:\n"
+    "    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+    "    s.settimeout(1)\n"
     "    s.connect(('127.0.0.1', 9))\n"
     "    r['net'] = 'connected'\n"
     "except OSError as e:\n"
-    "    r['net'] = 'unreachable' if e.errno == errno.ENETUNREACH else errno.errorcode.get(e.errno, str(e))\n"
+    "    blocked = (errno.ENETUNREACH, errno.EPERM, errno.EACCES)\n"
+    "    r['net'] = 'blocked' if e.errno in blocked else errno.errorcode.get(e.errno, str(e))\n"
+    "try:\n"
+    "    os.listdir('/tmp')\n"
+    "    r['fs'] = 'readable'\n"
+    "except OSError:\n"
+    "    r['fs'] = 'blocked'\n"
     "print(json.dumps(r))\n"
 )
+_PATHS_PROBE = (
+    "import json, os, sys\n"
+    "print(json.dumps(sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,\n"
+    "    sys.base_exec_prefix, os.path.dirname(sys.executable))})))\n"
+)
+# Read-only to sandboxed code (with the interpreter's own prefixes): system binaries and shared libraries.
+_SYSTEM_RO = ("/usr", "/lib", "/lib64", "/lib32", "/bin")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+_CGROUP_V1 = Path("/sys/fs/cgroup")
 # Seconds the host waits past an execution's own timeout before it kills the launcher itself.
 _HOST_GRACE_S = 2.0
 
@@ -78,20 +95,23 @@ def _rmtree(path: Path) -> None:
 class LocalBackend(Backend):
     """Runs each execution in a fresh, isolated process on this machine.
 
-    Isolation layers (all checked by a probe in :meth:`start`):
+    Isolation layers, each detected at :meth:`start` and named in :meth:`describe` (see the README's security model):
 
-    - network: a new network namespace with no interface up: no TCP, UDP or unix-socket connection to anything;
-    - processes: a new PID namespace whose PID 1 is the command: at exit or timeout the kernel kills every
-      process the code started (double forks and ``setsid`` included); it cannot see or signal host processes;
-    - identity: as root, the code runs as an unprivileged per-sandbox uid (``61000 + n``) with no groups and
-      no-new-privs; as a normal user, in a user namespace that maps only the user's own uid;
-    - environment: a fixed minimal environment, nothing inherited from the host (no tokens);
-    - resources: rlimits on CPU seconds, address space (``memory_limit_bytes``), file size, processes, open
-      files; a wall-clock timeout; stdout/stderr cut at ``output_limit_bytes`` each;
-    - files: a fresh scratch directory per execution (mode 0700), deleted afterwards.
+    - namespaces: new network (no interface up), PID (the code's first process is PID 1: at exit or timeout the
+      kernel kills everything it started), IPC, UTS and mount namespaces; in a user namespace when not root;
+    - identity: as root, an unprivileged per-sandbox uid (``61000 + n``) with no groups and no-new-privs;
+    - Landlock: read/execute only under the interpreter's and system library directories, read the harness files,
+      write only the scratch directory; no TCP; signals and abstract unix sockets scoped to the sandbox;
+    - seccomp: no sockets (``socketpair`` allowed), ptrace, mount, namespaces, eBPF, io_uring, keyrings...;
+    - resources: rlimits on CPU seconds, address space, file size, processes, open files; a per-sandbox memory
+      and pids cgroup where cgroups are writable; ``nice`` 10; a wall-clock timeout; a scratch tmpfs of
+      ``scratch_limit_bytes`` (or a size watchdog without a mount namespace); stdout/stderr cut at
+      ``output_limit_bytes``;
+    - a fixed minimal environment and a fresh scratch directory per execution.
 
-    Not isolated yet: the host's world-readable files and world-writable directories such as ``/tmp`` are visible
-    to the unprivileged uid (see the README's security model).
+    When the kernel refuses namespaces, the backend runs without them if Landlock (ABI >= 6) and seccomp hold
+    the containment list instead (a subreaper then kills leftover processes); otherwise :meth:`start` raises
+    :class:`~trl_sandbox.errors.IsolationUnavailableError` unless ``allow_weak_isolation`` is set.
 
     Args:
         root_dir: Where sandbox directories live. Default: ``{tempfile.gettempdir()}/trl-sandbox-{euid}``.
@@ -104,6 +124,9 @@ class LocalBackend(Backend):
         file_size_limit_bytes: Largest file an execution may write (bytes).
         max_processes: Process/thread limit per sandbox uid (``RLIMIT_NPROC``).
         max_open_files: Open file descriptor limit (``RLIMIT_NOFILE``).
+        scratch_limit_bytes: Size of the scratch directory (bytes): all files an execution writes.
+        namespaces: None (default): use namespaces when the kernel allows them. False: never (tests the
+            fallback layers).
         allow_weak_isolation: Run without namespaces when the kernel refuses them (logs a warning). Default False:
             :meth:`start` raises :class:`~trl_sandbox.errors.IsolationUnavailableError` instead.
     """
@@ -121,6 +144,8 @@ class LocalBackend(Backend):
         file_size_limit_bytes: int = 64 << 20,
         max_processes: int = 64,
         max_open_files: int = 256,
+        scratch_limit_bytes: int = 64 << 20,
+        namespaces: bool | None = None,
         allow_weak_isolation: bool = False,
     ) -> None:
         for label, value in (
@@ -129,6 +154,7 @@ class LocalBackend(Backend):
             ("file_size_limit_bytes", file_size_limit_bytes),
             ("max_processes", max_processes),
             ("max_open_files", max_open_files),
+            ("scratch_limit_bytes", scratch_limit_bytes),
         ):
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"local backend: {label} must be a positive integer, got {value!r}")
@@ -143,25 +169,34 @@ class LocalBackend(Backend):
         self.file_size_limit_bytes = file_size_limit_bytes
         self.max_processes = max_processes
         self.max_open_files = max_open_files
+        self.scratch_limit_bytes = scratch_limit_bytes
         self.allow_weak_isolation = allow_weak_isolation
         self._is_root = euid == 0
-        self._namespaces = True
+        self._namespaces = namespaces is not False
+        self._landlock_abi = 0
+        self._landlock_ro: list[str] = []
+        self._seccomp = False
+        self._cgroups: dict[str, Path] = {}
         self._started = False
         self._layers: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Create ``root_dir``, pick the sandbox interpreter and prove the isolation with a probe execution.
+        """Detect the isolation layers, pick the sandbox interpreter and prove the layers with a probe execution.
 
         Raises:
-            IsolationUnavailableError: namespaces are refused (and ``allow_weak_isolation`` is False), the probe
-                reached the network or ran as root, or no interpreter is usable by the sandbox user.
+            IsolationUnavailableError: the layers available cannot hold the containment list (and
+                ``allow_weak_isolation`` is False), the probe reached the network or the host's files or ran as
+                root, or no interpreter is usable by the sandbox user.
         """
         if self._started:
             return
         self.root_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root_dir, 0o711)
+        self._landlock_abi = _landlock.abi_version()
+        self._seccomp = _seccomp.supported()
+        self._cgroups = self._writable_cgroups()
         candidates = [self.python] if self.python else self._python_candidates()
         self.python = None
         errors: list[str] = []
@@ -169,18 +204,16 @@ class LocalBackend(Backend):
         try:
             for candidate in candidates:
                 probe_sandbox.python = self._python_argv(candidate)
-                info, error = await self._probe(probe_sandbox)
+                paths, error = await self._probe(probe_sandbox, _PATHS_PROBE, layers=False)
                 if error and "unshare" in error:
-                    if not self.allow_weak_isolation:
-                        raise IsolationUnavailableError(
-                            f"the local backend cannot isolate code on this machine ({error}). Run as root, enable "
-                            "unprivileged user namespaces (sysctl user.max_user_namespaces / "
-                            "kernel.unprivileged_userns_clone), use a remote backend, or pass "
-                            "sandbox_allow_weak_isolation=True to run with rlimits and a separate uid only."
-                        )
-                    logger.warning("trl-sandbox local backend: %s; running with WEAK isolation (no namespaces)", error)
                     self._namespaces = False
-                    info, error = await self._probe(probe_sandbox)
+                    paths, error = await self._probe(probe_sandbox, _PATHS_PROBE, layers=False)
+                if error:
+                    errors.append(f"{candidate}: {error}")
+                    continue
+                self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p))})
+                self._require_layers()
+                info, error = await self._probe(probe_sandbox, _PROBE, layers=True)
                 if error:
                     errors.append(f"{candidate}: {error}")
                     continue
@@ -195,15 +228,62 @@ class LocalBackend(Backend):
                 "sandbox_backend_options={'python': '/path/to/python3'} with an interpreter outside any private "
                 "home directory."
             )
-        self._layers = [
-            "netns+pidns+ipcns+utsns" if self._namespaces else "NO namespaces (weak isolation)",
-            "uid 61000+n, no groups, no-new-privs" if self._is_root else "userns (own uid)",
-            "empty env",
+        self._layers = self._layer_names()
+        self._started = True
+
+    def _require_layers(self) -> None:
+        """Refuse (unless weak isolation is allowed) when the available layers cannot hold the containment list."""
+        missing = []
+        if self._landlock_abi < 1:
+            missing.append("Landlock (host files outside the scratch directory would be reachable)")
+        if not self._namespaces:
+            if not self._seccomp and self._landlock_abi < 4:
+                missing.append("network isolation (no network namespace, seccomp or Landlock TCP rules)")
+            if not self._is_root and self._landlock_abi < 6:
+                missing.append("signal isolation (no PID namespace, no Landlock signal scoping, same uid)")
+        if missing and not self.allow_weak_isolation:
+            raise IsolationUnavailableError(
+                "the local backend cannot isolate code on this machine: missing "
+                + "; ".join(missing)
+                + ". Run as root or enable unprivileged user namespaces (sysctl user.max_user_namespaces), use a "
+                "kernel with Landlock (>= 6.12 for every layer), use a remote backend, or pass "
+                "sandbox_allow_weak_isolation=True to run anyway."
+            )
+        if missing:
+            logger.warning("trl-sandbox local backend: WEAK isolation, missing %s", "; ".join(missing))
+
+    def _layer_names(self) -> list[str]:
+        layers = []
+        if self._namespaces:
+            layers.append("namespaces net+pid+ipc+uts+mnt" + ("+user" if not self._is_root else ""))
+        else:
+            layers.append("NO namespaces (subreaper kill, scratch size watchdog)")
+        layers.append("uid 61000+n, no groups, no-new-privs" if self._is_root else "own uid, no-new-privs")
+        if self._landlock_abi:
+            layers.append(_landlock.describe(self._landlock_abi))
+        if self._seccomp:
+            layers.append("seccomp deny-list")
+        if self._cgroups:
+            layers.append("cgroup " + "+".join(sorted(self._cgroups)))
+        layers += [
             f"rlimits cpu/as={self.memory_limit_bytes}/fsize/nproc={self.max_processes}/nofile",
+            f"scratch {'tmpfs' if self._namespaces else 'watchdog'} {self.scratch_limit_bytes} B",
+            "empty env",
+            "nice 10",
             "wall-clock kill",
             f"output cap {self.output_limit_bytes} B",
         ]
-        self._started = True
+        return layers
+
+    @staticmethod
+    def _writable_cgroups() -> dict[str, Path]:
+        """cgroup v1 ``memory`` and ``pids`` hierarchies this process may create groups in."""
+        found = {}
+        for controller in ("memory", "pids"):
+            base = _CGROUP_V1 / controller
+            if (base / "cgroup.procs").exists() and os.access(base, os.W_OK):
+                found[controller] = base
+        return found
 
     def describe(self) -> str:
         """One line naming the active isolation layers (logged at pool start)."""
@@ -222,9 +302,9 @@ class LocalBackend(Backend):
     def _python_argv(self, python: str) -> list[str]:
         return [python, "-I"] if self.site_packages else [python, "-I", "-S"]
 
-    async def _probe(self, sandbox: Sandbox) -> tuple[dict | None, str | None]:
+    async def _probe(self, sandbox: Sandbox, code: str, *, layers: bool) -> tuple[Any, str | None]:
         try:
-            result = await self.exec(sandbox, [*sandbox.python, "-c", _PROBE], timeout_s=20)
+            result = await self.exec(sandbox, [*sandbox.python, "-c", code], timeout_s=20, _layers=layers)
         except InfrastructureError as exc:
             return None, str(exc)
         if result.exit_code != 0:
@@ -239,8 +319,10 @@ class LocalBackend(Backend):
         problems = []
         if info["uid"] == 0:
             problems.append("code ran as root")
-        if self._namespaces and info["net"] != "unreachable":
+        if info["net"] != "blocked":
             problems.append(f"the network was reachable ({info['net']})")
+        if self._landlock_abi and info["fs"] != "blocked":
+            problems.append("host files outside the scratch directory were readable")
         leaked = sorted(set(info["env"]) - set(_BASE_ENV) - {"HOME", "TMPDIR", "PWD", "LC_CTYPE"})
         if leaked:
             problems.append(f"host environment variables leaked: {leaked}")
@@ -269,7 +351,36 @@ class LocalBackend(Backend):
             (path / "labels.json").write_text(json.dumps(record))
         except OSError as exc:
             raise InfrastructureError(f"local backend: cannot create sandbox directory {path}: {exc}") from exc
+        self._create_cgroups(sandbox_id)
         return self._handle(sandbox_id, dict(labels))
+
+    def _cgroup_dirs(self, sandbox_id: str) -> dict[str, Path]:
+        return {name: base / "trl-sandbox" / sandbox_id for name, base in self._cgroups.items()}
+
+    def _create_cgroups(self, sandbox_id: str) -> None:
+        """One memory and one pids cgroup per sandbox (cgroup v1, where writable): caps a whole execution tree."""
+        limits = {
+            "memory": {"memory.limit_in_bytes": self.memory_limit_bytes + self.scratch_limit_bytes + (64 << 20)},
+            "pids": {"pids.max": self.max_processes},
+        }
+        for name, group in self._cgroup_dirs(sandbox_id).items():
+            try:
+                group.mkdir(parents=True, exist_ok=True)
+                for key, value in limits[name].items():
+                    (group / key).write_text(str(value))
+            except OSError as exc:
+                raise InfrastructureError(f"local backend: cannot create cgroup {group}: {exc}") from exc
+
+    def _delete_cgroups(self, sandbox_id: str) -> None:
+        for group in self._cgroup_dirs(sandbox_id).values():
+            for _ in range(50):  # processes of a killed execution may take a moment to leave
+                try:
+                    group.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
 
     def _handle(self, sandbox_id: str, labels: dict[str, str]) -> Sandbox:
         python = self._python_argv(self.python) if self.python else []
@@ -312,6 +423,7 @@ class LocalBackend(Backend):
         *,
         stdin: bytes = b"",
         timeout_s: float,
+        _layers: bool = True,
     ) -> ExecResult:
         """Run ``argv`` isolated, in a fresh scratch directory, for at most ``timeout_s`` seconds.
 
@@ -351,7 +463,21 @@ class LocalBackend(Backend):
             "gid": gid,
             "namespaces": self._namespaces,
             "userns": self._namespaces and not self._is_root,
+            "nice": 10,
         }
+        if self._namespaces:
+            cfg["scratch_tmpfs"] = {"size": self.scratch_limit_bytes, "inodes": 4096}
+        else:
+            cfg["scratch_watchdog"] = self.scratch_limit_bytes
+        if _layers:
+            if self._landlock_abi:
+                cfg["landlock"] = {
+                    "abi": self._landlock_abi,
+                    "ro": [*self._landlock_ro, sandbox.workdir],
+                    "dev": list(_DEVICES),
+                }
+            cfg["seccomp"] = self._seccomp
+            cfg["cgroups"] = [str(g / "cgroup.procs") for g in self._cgroup_dirs(sandbox.id).values() if g.exists()]
         try:
             return await self._run_launcher(cfg, stdin, timeout_s)
         finally:
@@ -434,6 +560,8 @@ class LocalBackend(Backend):
             ) from None
         if "error" in status:
             raise InfrastructureError(f"local backend: {status['error']}")
+        if status.get("disk_exceeded"):
+            outputs["stderr"] += f"\ntrl-sandbox: killed: scratch directory over {self.scratch_limit_bytes} bytes\n".encode()
         return ExecResult(
             exit_code=status["exit_code"],
             stdout=bytes(outputs["stdout"]),
@@ -448,6 +576,7 @@ class LocalBackend(Backend):
         path = self.root_dir / sandbox.id
         if path.exists():
             await anyio.to_thread.run_sync(_rmtree, path)
+        await anyio.to_thread.run_sync(self._delete_cgroups, sandbox.id)
 
     async def list(self, labels: Mapping[str, str]) -> list[Sandbox]:
         """Return the sandboxes under ``root_dir`` whose labels include ``labels``."""
