@@ -57,6 +57,17 @@ def sandbox_root():
     assert not leftovers, f"sandboxes left behind: {leftovers}"
 
 
+@pytest.fixture
+def own_sandbox_root():
+    """A sandbox root for one test, which must leave it empty (for tests that check cleanup)."""
+    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-test-"))
+    path.chmod(0o711)
+    yield path
+    leftovers = [p.name for p in path.iterdir()]
+    shutil.rmtree(path, ignore_errors=True)
+    assert not leftovers, f"sandboxes left behind: {leftovers}"
+
+
 @pytest.fixture(scope="session")
 def scorer(sandbox_root):
     """A started local-backend scorer shared by the scoring tests (2 sandboxes, short timeouts)."""

@@ -91,9 +91,9 @@ def test_unknown_backend_is_a_clear_error(tmp_path):
 
 
 @pytest.mark.slow
-def test_train_tiny_model_end_to_end(tmp_path, sandbox_root):
+def test_train_tiny_model_end_to_end(tmp_path, own_sandbox_root):
     out = tmp_path / "run"
-    opts = json.dumps({"root_dir": str(sandbox_root)})
+    opts = json.dumps({"root_dir": str(own_sandbox_root)})
     result = cli(
         "train", "--model", "tiny", "--max-steps", "2", "--max-completion-length", "24", "--num-generations", "2",
         "--per-device-train-batch-size", "4", "--sandbox-pool-size", "2", "--sandbox-backend-options", opts,
@@ -108,4 +108,4 @@ def test_train_tiny_model_end_to_end(tmp_path, sandbox_root):
     assert all(r["sandbox/infra_errors"] == 0 for r in steps)
     assert all(key in steps[0] for key in ("reward", "sandbox/pass_rate", "sandbox/batch_seconds"))
     assert (out / "model.safetensors").exists() and "s/step" in result.stderr
-    assert list(sandbox_root.iterdir()) == []
+    assert list(own_sandbox_root.iterdir()) == []

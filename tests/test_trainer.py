@@ -141,7 +141,7 @@ def test_infra_error_class_is_exported():
     assert issubclass(InfrastructureError, Exception)
 
 
-def test_hanging_completion_times_out_and_training_goes_on(tiny_model_dir, tmp_path, sandbox_root):
+def test_hanging_completion_times_out_and_training_goes_on(tiny_model_dir, tmp_path, own_sandbox_root):
     """Real hanging code in the local backend during training: scored -1 (timeout), and the step completes.
 
     The reward swaps the tiny model's random completions for an infinite loop and calls the *unbound*
@@ -162,11 +162,11 @@ def test_hanging_completion_times_out_and_training_goes_on(tiny_model_dir, tmp_p
         sandbox_pool_size=2,
         sandbox_test_timeout=0.5,
         sandbox_completion_timeout=3.0,
-        sandbox_backend_options={"root_dir": str(sandbox_root)},
+        sandbox_backend_options={"root_dir": str(own_sandbox_root)},
     )
     trainer = SandboxGRPOTrainer(
         model=tiny_model_dir, reward_funcs=[hanging_reward], args=args, train_dataset=Dataset.from_list(ROWS[:1] * 4)
     )
     trainer.train()
     assert trainer.state.global_step == 1 and statuses == [-1.0] * 4
-    assert list(sandbox_root.iterdir()) == []
+    assert list(own_sandbox_root.iterdir()) == []

@@ -1,59 +1,74 @@
-"""trl-sandbox test harness: runs INSIDE the sandbox, next to model-written code. Standard library only.
+"""trl-sandbox test harness: runs INSIDE the sandbox. Standard library only (Python >= 3.8).
 
 Written into every sandbox at pool creation and run as ``python harness.py`` with one JSON request on stdin
-(built by :mod:`trl_sandbox.tasks`). It writes JSON-lines records to its *result channel*: the original stdout,
-duplicated to a private descriptor before any model code runs. The code's own stdout and stderr both go to stderr,
-so nothing the code prints can be taken for a result.
+(built by :mod:`trl_sandbox.tasks`). Two processes:
 
-Request fields: ``mode`` (``assert`` | ``call`` | ``stdio`` | ``reference``), ``program`` (source), ``setup``
-(source run after the program, ``assert`` mode), ``tests`` (list of strings, meaning depends on the mode),
-``func_name`` (``call``/``reference``), ``test_timeout_s`` (seconds per test), ``output_limit`` (bytes per test
-output, ``stdio``).
+- the *judge* (this process, trusted) never executes model-written code. It reads the request, runs the tests,
+  and writes JSON-lines records to its *result channel*: the original stdout, kept on a private descriptor;
+- the *worker*, forked *before* the request is read (so the tests and the trusted code never exist in its memory),
+  loads the model's program and answers the judge's requests over a pipe: call a function with arguments, or run
+  the program on one stdin. It holds no result descriptor, cannot trace the judge (non-dumpable; seccomp), and in
+  the local backend cannot signal it (the judge is PID 1 of the sandbox's PID namespace).
 
-Records, in order: ``{"ready": true}`` (harness started, before any model code), then either ``{"load": "error"
-| "timeout", "error": str}`` (the program did not load) or one ``{"i": k, ...}`` per test, then ``{"done": n}``.
-A per-test record has ``ok`` (``assert``), ``out`` (``call``/``stdio``: the output, serialized) or ``error``,
-and ``timeout: true`` when the test ran past ``test_timeout_s`` (the harness stops at the first timeout).
+Values cross the pipe serialized with exact types (:func:`encode`): the judge compares plain builtins it decoded
+itself, so an object with a rigged ``__eq__``/``__hash__``/``__str__``, builtins patched by the code, a patched
+harness or patched test helpers have no effect on the verdict. For HumanEval tasks the judge runs the task's own
+prompt (trusted) for helper functions the tests use, so a completion redefining them changes nothing.
 
-Outputs are serialized with strict types (see :func:`encode`): an object of any other type, or of a subclass
-(a rigged ``__eq__``), cannot be serialized and fails the test. Expected outputs are never sent here: the host
-compares.
+Request fields: ``mode`` (``assert`` | ``call`` | ``stdio`` | ``reference``), ``program`` (source run by the worker),
+``trusted`` (``assert``: source the judge runs first, e.g. the HumanEval prompt), ``setup`` (``assert``: test
+module source run by the judge), ``entry`` (``assert``: function the tests call as ``candidate``), ``tests``,
+``func_name``, ``test_timeout_s``, ``output_limit``, ``banned`` (runtime bans: ``builtins``, ``modules``,
+``imports``).
+
+Records: ``{"ready": true}``, then ``{"load": "error" | "timeout", "error"}`` or one ``{"i": k, ...}`` per test
+(``ok`` for ``assert``; ``out`` for ``call``/``stdio``/``reference``; ``error``; ``timeout``), ``{"crash": reason}``
+when the worker died, then ``{"done": n}``.
 """
 
 import ast
 import builtins
 import copy
+import ctypes
 import io
 import json
 import math
 import os
 import random
+import select
 import signal
+import struct
 import sys
+import time
 
-_write = os.write
-_dumps = json.dumps
+# The harness's own references to builtins a task may ban at runtime in the worker (see _apply_bans).
+_sorted, _callable = sorted, callable
 _MAX_DEPTH = 100
-
-
-class _TestTimeout(BaseException):
-    """Raised by the interval timer in the test that ran past its budget (BaseException: `except Exception`
-    in model code does not swallow it)."""
-
-
-def _on_alarm(signum, frame):
-    raise _TestTimeout()
+_MAX_MESSAGE = 64 << 20
+PR_SET_DUMPABLE = 4
 
 
 class Unserializable(Exception):
     pass
 
 
+class _Timeout(BaseException):
+    """A test ran past its budget (BaseException: trusted test code does not catch it)."""
+
+
+class _WorkerDied(BaseException):
+    """The worker process exited or crashed."""
+
+
+# -- serialization (used on both sides) --------------------------------------------------------------------------
+
+
 def encode(value, depth=0):
     """Serialize ``value`` to JSON-able data, with exact types only (no subclasses).
 
     None -> ["N"], bool -> ["b", v], int -> ["i", v], float -> ["f", repr], str -> ["s", v], bytes -> ["y", hex],
-    list/tuple -> ["l"/"t", [items]], dict -> ["d", [[k, v]...] sorted], set/frozenset -> ["S"/"F", sorted items].
+    list/tuple -> ["l"/"t", [items]], dict -> ["d", [[k, v]...] in insertion order], set/frozenset -> ["S"/"F",
+    sorted items].
     """
     if depth > _MAX_DEPTH:
         raise Unserializable("nested deeper than %d" % _MAX_DEPTH)
@@ -72,23 +87,392 @@ def encode(value, depth=0):
         return ["y", value.hex()]
     if t is list or t is tuple:
         return ["l" if t is list else "t", [encode(v, depth + 1) for v in value]]
-    if t is dict:
-        items = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]
-        items.sort(key=_dumps)
-        return ["d", items]
+    if t is dict:  # insertion order kept: code may depend on it (the host compares dicts unordered)
+        return ["d", [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]]
     if t is set or t is frozenset:
-        items = sorted((encode(v, depth + 1) for v in value), key=_dumps)
+        items = _sorted((encode(v, depth + 1) for v in value), key=json.dumps)
         return ["S" if t is set else "F", items]
     raise Unserializable("cannot serialize an object of type %s" % t.__name__)
 
 
-def _emit(fd, record):
-    data = (_dumps(record) + "\n").encode()
+def decode(data):
+    """Inverse of :func:`encode`: fresh builtin objects."""
+    tag = data[0]
+    if tag == "N":
+        return None
+    if tag in ("b", "i", "s"):
+        return data[1]
+    if tag == "f":
+        return float(data[1])
+    if tag == "y":
+        return bytes.fromhex(data[1])
+    if tag == "l":
+        return [decode(v) for v in data[1]]
+    if tag == "t":
+        return tuple(decode(v) for v in data[1])
+    if tag == "d":
+        return {decode(k): decode(v) for k, v in data[1]}
+    if tag == "S":
+        return {decode(v) for v in data[1]}
+    if tag == "F":
+        return frozenset(decode(v) for v in data[1])
+    raise Unserializable("unknown tag %r" % (tag,))
+
+
+def _describe(exc):
+    return ("%s: %s" % (type(exc).__name__, exc))[:500]
+
+
+# -- framed messages over pipes ----------------------------------------------------------------------------------
+
+
+def _send(fd, obj):
+    data = json.dumps(obj).encode()
+    data = struct.pack("<I", len(data)) + data
     while data:
-        data = data[_write(fd, data) :]
+        data = data[os.write(fd, data):]
+
+
+def _read_exact(fd, n, deadline):
+    chunks = []
+    while n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise _Timeout()
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise _WorkerDied()
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(fd, deadline=None):
+    (size,) = struct.unpack("<I", _read_exact(fd, 4, deadline))
+    if size > _MAX_MESSAGE:
+        raise _WorkerDied()
+    message = json.loads(_read_exact(fd, size, deadline))
+    if not isinstance(message, dict):
+        raise _WorkerDied()
+    return message
+
+
+# -- the worker (runs model code; never sees the tests) ----------------------------------------------------------
+
+
+class _BlockedImports:
+    """A meta-path finder refusing banned modules (and every new import when imports are banned)."""
+
+    def __init__(self, modules, all_imports):
+        self.modules = set(modules)
+        self.all_imports = all_imports
+
+    def find_spec(self, name, path=None, target=None):
+        if self.all_imports or name.split(".")[0] in self.modules:
+            raise ImportError("importing %s is not allowed in this task" % name)
+        return None
+
+
+def _apply_bans(banned):
+    for name in banned.get("builtins", []):
+        builtins.__dict__.pop(name, None)
+    modules = banned.get("modules", [])
+    for name in list(sys.modules):
+        if name.split(".")[0] in modules:
+            del sys.modules[name]
+    if modules or banned.get("imports"):
+        sys.meta_path.insert(0, _BlockedImports(modules, banned.get("imports")))
+    if banned.get("imports"):
+        def _no_import(name, *args, **kwargs):
+            raise ImportError("importing %s is not allowed in this task" % name)
+        builtins.__import__ = _no_import
+
+
+def _worker(cmd_r, reply_w):
+    state = {"ns": None, "code": None}
+    while True:
+        try:
+            msg = _receive(cmd_r)
+        except BaseException:  # noqa: BLE001 - the judge went away
+            os._exit(0)
+        try:
+            reply = _work(state, msg)
+        except BaseException as exc:  # noqa: BLE001 - the code's failures are answers
+            reply = {"error": _describe(exc), "exc_type": type(exc).__name__}
+        try:
+            _send(reply_w, reply)
+        except BaseException:  # noqa: BLE001
+            os._exit(0)
+
+
+def _work(state, msg):
+    op = msg["op"]
+    if op == "load":
+        _apply_bans(msg.get("banned") or {})
+        state["code"] = compile(msg["program"], "<completion>", "exec")
+        if msg["mode"] == "stdio":
+            return {"names": []}
+        ns = {"__name__": "__solution__", "__builtins__": builtins}
+        state["ns"] = ns
+        exec(state["code"], ns)
+        names = _sorted(k for k, v in list(ns.items()) if _callable(v) and not k.startswith("__"))
+        return {"names": names}
+    if op == "call":
+        func = state["ns"].get(msg["name"])
+        if not _callable(func):
+            raise NameError("the program does not define %s()" % msg["name"])
+        args = [decode(a) for a in msg["args"]]
+        kwargs = {k: decode(v) for k, v in msg.get("kwargs", {}).items()}
+        out = func(*args, **kwargs)
+        reply = {"out": encode(out)}
+        try:
+            reply["args_after"] = [encode(a) for a in args]
+        except Unserializable:
+            pass
+        return reply
+    if op == "stdio":
+        return _run_stdin(state["code"], msg["input"], int(msg["limit"]))
+    raise ValueError("unknown op %r" % op)
+
+
+def _run_stdin(code, text, limit):
+    with open("stdin.txt", "wb") as f:
+        f.write(text.encode())
+    in_fd = os.open("stdin.txt", os.O_RDONLY)
+    out_fd = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    os.dup2(in_fd, 0)
+    os.dup2(out_fd, 1)
+    os.close(in_fd)
+    os.close(out_fd)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
+    reply = {}
+    try:
+        exec(code, {"__name__": "__main__", "__builtins__": builtins})
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            reply["error"] = "SystemExit(%r)" % (exc.code,)
+    except BaseException as exc:  # noqa: BLE001
+        reply["error"] = _describe(exc)
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    os.dup2(saved_out, 1)
+    os.dup2(saved_in, 0)
+    os.close(saved_in)
+    os.close(saved_out)
+    sys.stdout = sys.stderr
+    with open("stdout.txt", "rb") as f:
+        raw = f.read(limit + 1)
+    reply["out"] = raw[:limit].decode("utf-8", errors="replace")
+    if len(raw) > limit:
+        reply["truncated"] = True
+    return reply
+
+
+# -- the judge (trusted) -----------------------------------------------------------------------------------------
+
+
+class _Worker:
+    def __init__(self, pid, cmd_w, reply_r):
+        self.pid, self.cmd_w, self.reply_r = pid, cmd_w, reply_r
+        self.alive = True
+
+    def request(self, msg, deadline):
+        if not self.alive:
+            raise _WorkerDied()
+        try:
+            _send(self.cmd_w, msg)
+            return _receive(self.reply_r, deadline)
+        except _Timeout:
+            self.kill()
+            raise
+        except Exception:  # noqa: BLE001 - a closed pipe, or garbage the code wrote into it: it is dead to us
+            self.kill()
+            raise _WorkerDied()
+        except _WorkerDied:
+            self.kill()
+            raise
+
+    def kill(self):
+        if self.alive:
+            self.alive = False
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+def _spawn_worker(result_fd):
+    cmd_r, cmd_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(result_fd)
+        os.close(cmd_w)
+        os.close(reply_r)
+        devnull = os.open(os.devnull, os.O_RDONLY)  # stdin carries the request: never readable here
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        _worker(cmd_r, reply_w)
+        os._exit(0)
+    os.close(cmd_r)
+    os.close(reply_w)
+    return _Worker(pid, cmd_w, reply_r)
+
+
+class _Candidate:
+    """Stands in the judge for a function of the model's program: calls it in the worker."""
+
+    def __init__(self, worker, name, clock):
+        self._worker, self._name, self._clock = worker, name, clock
+
+    def __call__(self, *args, **kwargs):
+        msg = {
+            "op": "call",
+            "name": self._name,
+            "args": [encode(a) for a in args],
+            "kwargs": {k: encode(v) for k, v in kwargs.items()},
+        }
+        reply = self._worker.request(msg, self._clock["deadline"])
+        if "error" in reply:
+            exc_type = getattr(builtins, reply.get("exc_type", ""), None)
+            if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
+                exc_type = RuntimeError
+            raise exc_type(reply["error"])
+        for arg, after in zip(args, reply.get("args_after", [])):
+            _update_in_place(arg, decode(after))  # tests that check in-place mutation see it
+        return decode(reply["out"])
+
+
+def _update_in_place(arg, after):
+    try:
+        if type(arg) is list and type(after) is list:
+            arg[:] = after
+        elif type(arg) is dict and type(after) is dict:
+            arg.clear()
+            arg.update(after)
+        elif type(arg) is set and type(after) is set:
+            arg.clear()
+            arg.update(after)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _load(emit, worker, req, deadline):
+    """Load the program in the worker; emit a load record and return None on failure, else its names."""
+    msg = {"op": "load", "mode": req["mode"], "program": req["program"], "banned": req.get("banned")}
+    try:
+        reply = worker.request(msg, deadline)
+    except _Timeout:
+        emit({"load": "timeout", "error": "loading the program took longer than the test time limit"})
+        return None
+    except _WorkerDied:
+        emit({"load": "error", "error": "the program ended the worker while loading"})
+        return None
+    if "error" in reply:
+        emit({"load": "error", "error": reply["error"]})
+        return None
+    return reply["names"]
+
+
+def _judge_assert(emit, worker, req, timeout):
+    names = _load(emit, worker, req, time.monotonic() + timeout)
+    if names is None:
+        return 0
+    clock = {"deadline": None}
+    ns = {"__name__": "__tests__", "__builtins__": builtins}
+    try:
+        exec(compile(req.get("trusted") or "", "<task prompt>", "exec"), ns)
+    except BaseException as exc:  # noqa: BLE001 - a broken task, reported as such
+        emit({"load": "error", "error": "task prompt failed: " + _describe(exc)})
+        return 0
+    trusted = set(ns)
+    entry = req.get("entry")
+    for name in names:
+        if name not in trusted or name == entry:
+            ns[name] = _Candidate(worker, name, clock)
+    if entry and entry not in ns:
+        ns[entry] = _Candidate(worker, entry, clock)
+    try:
+        exec(compile(req.get("setup") or "", "<task tests>", "exec"), ns)
+    except BaseException as exc:  # noqa: BLE001
+        emit({"load": "error", "error": "task test setup failed: " + _describe(exc)})
+        return 0
+    n = 0
+    for i, test in enumerate(req["tests"]):
+        n += 1
+        clock["deadline"] = time.monotonic() + timeout
+        try:
+            exec(compile(test, "<test %d>" % i, "exec"), ns)
+            emit({"i": i, "ok": True})
+        except _Timeout:
+            emit({"i": i, "ok": False, "timeout": True})
+            break
+        except _WorkerDied:
+            emit({"crash": "the program ended the test run early"})
+            break
+        except BaseException as exc:  # noqa: BLE001
+            emit({"i": i, "ok": False, "error": _describe(exc)})
+    return n
+
+
+def _judge_call(emit, worker, req, timeout):
+    if _load(emit, worker, req, time.monotonic() + timeout) is None:
+        return 0
+    n = 0
+    for i, literal in enumerate(req["tests"]):
+        n += 1
+        msg = {"op": "call", "name": req["func_name"], "args": [encode(ast.literal_eval(literal))]}
+        try:
+            reply = worker.request(msg, time.monotonic() + timeout)
+        except _Timeout:
+            emit({"i": i, "timeout": True})
+            break
+        except _WorkerDied:
+            emit({"crash": "the program ended the test run early"})
+            break
+        try:
+            decode(reply["out"])  # the worker's reply is untrusted: it must at least be a valid value
+            emit({"i": i, "out": reply["out"]})
+        except Exception:  # noqa: BLE001
+            emit({"i": i, "error": str(reply.get("error", "invalid reply"))[:500]})
+    return n
+
+
+def _judge_stdio(emit, worker, req, timeout):
+    if _load(emit, worker, req, time.monotonic() + timeout) is None:
+        return 0
+    limit = int(req.get("output_limit", 1 << 20))
+    n = 0
+    for i, text in enumerate(req["tests"]):
+        n += 1
+        try:
+            reply = worker.request({"op": "stdio", "input": text, "limit": limit}, time.monotonic() + timeout)
+        except _Timeout:
+            emit({"i": i, "timeout": True})
+            break
+        except _WorkerDied:
+            emit({"crash": "the program ended the test run early"})
+            break
+        record = {"i": i, "out": str(reply.get("out", ""))[:limit]}
+        if reply.get("truncated"):
+            record["truncated"] = True
+        if "error" in reply:
+            record["error"] = str(reply["error"])[:500]
+        emit(record)
+    return n
 
 
 def _limited(fn, seconds):
+    def on_alarm(signum, frame):
+        raise _Timeout()
+
+    signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         return fn()
@@ -96,126 +480,19 @@ def _limited(fn, seconds):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _describe(exc):
-    text = "%s: %s" % (type(exc).__name__, exc)
-    return text[:500]
-
-
-def _load(fd, program, namespace, timeout):
-    """Compile and run the program; emit a load record and return False when it fails."""
-    try:
-        code = compile(program, "<completion>", "exec")
-        _limited(lambda: exec(code, namespace), timeout)
-    except _TestTimeout:
-        _emit(fd, {"load": "timeout", "error": "loading the program took longer than %ss" % timeout})
-        return False
-    except BaseException as exc:  # noqa: BLE001 - any failure of the code is a result, not a harness crash
-        _emit(fd, {"load": "error", "error": _describe(exc)})
-        return False
-    return True
-
-
-def _run_assert(fd, req, timeout):
-    ns = {"__name__": "__solution__", "__builtins__": builtins}
-    if not _load(fd, req["program"], ns, timeout) or not _load(fd, req.get("setup") or "", ns, timeout):
-        return 0
-    n = 0
-    for i, test in enumerate(req["tests"]):
-        n += 1
-        try:
-            code = compile(test, "<test %d>" % i, "exec")
-            _limited(lambda: exec(code, ns), timeout)
-            _emit(fd, {"i": i, "ok": True})
-        except _TestTimeout:
-            _emit(fd, {"i": i, "ok": False, "timeout": True})
-            break
-        except BaseException as exc:  # noqa: BLE001
-            _emit(fd, {"i": i, "ok": False, "error": _describe(exc)})
-    return n
-
-
-def _run_call(fd, req, timeout):
-    ns = {"__name__": "__solution__", "__builtins__": builtins}
-    if not _load(fd, req["program"], ns, timeout):
-        return 0
-    func = ns.get(req["func_name"])
-    if not callable(func):
-        _emit(fd, {"load": "error", "error": "the program does not define %s()" % req["func_name"]})
-        return 0
-    n = 0
-    for i, literal in enumerate(req["tests"]):
-        n += 1
-        arg = ast.literal_eval(literal)
-        try:
-            out = _limited(lambda: func(arg), timeout)
-            _emit(fd, {"i": i, "out": encode(out)})
-        except _TestTimeout:
-            _emit(fd, {"i": i, "timeout": True})
-            break
-        except BaseException as exc:  # noqa: BLE001
-            _emit(fd, {"i": i, "error": _describe(exc)})
-    return n
-
-
-def _run_stdio(fd, req, timeout):
-    try:
-        code = compile(req["program"], "<completion>", "exec")
-    except BaseException as exc:  # noqa: BLE001
-        _emit(fd, {"load": "error", "error": _describe(exc)})
-        return 0
-    limit = int(req.get("output_limit", 1 << 20))
-    n = 0
-    saved_in = os.dup(0)
-    for i, text in enumerate(req["tests"]):
-        n += 1
-        with open("stdin.txt", "wb") as f:
-            f.write(text.encode())
-        in_fd = os.open("stdin.txt", os.O_RDONLY)
-        out_fd = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(in_fd, 0)
-        os.dup2(out_fd, 1)
-        os.close(in_fd)
-        os.close(out_fd)
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
-        ns = {"__name__": "__main__", "__builtins__": builtins}
-        record = {"i": i}
-        try:
-            _limited(lambda: exec(code, ns), timeout)
-        except _TestTimeout:
-            record["timeout"] = True
-        except SystemExit as exc:
-            if exc.code not in (None, 0):
-                record["error"] = "SystemExit(%r)" % (exc.code,)
-        except BaseException as exc:  # noqa: BLE001
-            record["error"] = _describe(exc)
-        try:
-            sys.stdout.flush()
-        except BaseException:  # noqa: BLE001 - a closed or broken stdout is the program's problem
-            pass
-        os.dup2(2, 1)
-        os.dup2(saved_in, 0)
-        with open("stdout.txt", "rb") as f:
-            raw = f.read(limit + 1)
-        record["out"] = raw[:limit].decode("utf-8", errors="replace")
-        if len(raw) > limit:
-            record["truncated"] = True
-        _emit(fd, record)
-        if record.get("timeout"):
-            break
-    return n
-
-
-def _run_reference(fd, req, timeout):
+def _judge_reference(emit, worker, req, timeout):
     """Evaluate the test arguments (``random`` seeded with 0, once, as in the TRL Daytona example) and the
-    reference function on each. Runs in its own execution, never with model code."""
+    reference on each. Runs only trusted task code: the worker is not used."""
     ns = {"__name__": "__reference__", "__builtins__": builtins, "random": random, "math": math}
-    if not _load(fd, req.get("program") or "", ns, timeout):
+    try:
+        _limited(lambda: exec(compile(req.get("program") or "", "<reference>", "exec"), ns), timeout)
+    except BaseException as exc:  # noqa: BLE001
+        emit({"load": "error", "error": _describe(exc)})
         return 0
     name = req["func_name"]
     func = ns.get(name, getattr(builtins, name, None))
     if not callable(func):
-        _emit(fd, {"load": "error", "error": "reference %r is neither defined nor a builtin" % name})
+        emit({"load": "error", "error": "reference %r is neither defined nor a builtin" % name})
         return 0
     random.seed(0)
     args = []
@@ -223,7 +500,7 @@ def _run_reference(fd, req, timeout):
         try:
             args.append(eval(compile(expr, "<test %d>" % i, "eval"), ns))
         except BaseException as exc:  # noqa: BLE001
-            _emit(fd, {"load": "error", "error": "test %d argument %r: %s" % (i, expr, _describe(exc))})
+            emit({"load": "error", "error": "test %d argument %r: %s" % (i, expr, _describe(exc))})
             return 0
     n = 0
     for i, arg in enumerate(args):
@@ -234,37 +511,45 @@ def _run_reference(fd, req, timeout):
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             same = False
         if not same:
-            _emit(fd, {"i": i, "error": "argument of test %d is not a Python literal: %s" % (i, literal[:200])})
+            emit({"i": i, "error": "argument of test %d is not a Python literal: %s" % (i, literal[:200])})
             continue
         try:
             out = _limited(lambda: func(copy.deepcopy(arg)), timeout)
-            _emit(fd, {"i": i, "arg": literal, "out": encode(out)})
+            emit({"i": i, "arg": literal, "out": encode(out)})
         except BaseException as exc:  # noqa: BLE001
-            _emit(fd, {"i": i, "error": _describe(exc)})
+            emit({"i": i, "error": _describe(exc)})
     return n
 
 
-_MODES = {"assert": _run_assert, "call": _run_call, "stdio": _run_stdio, "reference": _run_reference}
+_MODES = {"assert": _judge_assert, "call": _judge_call, "stdio": _judge_stdio, "reference": _judge_reference}
 
 
 def main():
-    fd = os.dup(1)  # the result channel: nothing the code prints reaches it
+    result_fd = os.dup(1)  # the result channel: the worker never holds it
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file-size limit fails instead of killing
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    worker = _spawn_worker(result_fd)  # before the request is read: the tests never enter its memory
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+    def emit(record):
+        data = (json.dumps(record) + "\n").encode()
+        while data:
+            data = data[os.write(result_fd, data):]
+
     req = json.loads(sys.stdin.buffer.read())
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file-size limit fails instead of killing us
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
-    _emit(fd, {"ready": True})
-    n = _MODES[req["mode"]](fd, req, float(req.get("test_timeout_s", 5.0)))
-    _emit(fd, {"done": n})
-    try:
-        sys.stderr.flush()
-    finally:
-        os._exit(0)  # skip atexit handlers and finalizers the code may have registered
+    emit({"ready": True})
+    n = _MODES[req["mode"]](emit, worker, req, float(req.get("test_timeout_s", 5.0)))
+    worker.kill()
+    emit({"done": n})
+    os._exit(0)
 
 
 if __name__ == "__main__":

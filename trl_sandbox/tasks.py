@@ -25,11 +25,13 @@ Any format may carry ``banned_patterns`` (list of strings, matched on tokens) an
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import io
 import json
 import math
 import re
+import textwrap
 import tokenize
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -99,12 +101,30 @@ def extract_code(completion: Any) -> str:
     return text
 
 
+def _docstring_positions(source: str) -> set[tuple[int, int]]:
+    """(line, column) of string literals that are statements by themselves (docstrings): they name things in
+    prose, not in code, so banned patterns ignore them."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    return {
+        (node.lineno, node.col_offset)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+
+
 def _tokens(source: str) -> list[str]:
-    """Words and single symbols of ``source``, comments dropped; string literals are scanned inside too."""
+    """Words and single symbols of ``source``: comments and docstrings dropped, other string literals scanned
+    inside (``getattr(b, "sorted")`` yields ``sorted``)."""
     parts: list[str] = []
+    docstrings = _docstring_positions(source)
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            if tok.type == tokenize.STRING and tok.start in docstrings:
                 continue
             parts.extend(_WORD_OR_SYMBOL.findall(tok.string))
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -113,15 +133,20 @@ def _tokens(source: str) -> list[str]:
 
 
 def find_banned_pattern(code: str, patterns: Sequence[str]) -> str | None:
-    """Return the first of ``patterns`` that occurs in ``code``, matched on tokens, else None.
+    """Return the first of ``patterns`` that ``code`` uses, matched on tokens, else None.
 
     Both sides are split into words and single symbols, so spacing does not matter (``sorted (xs)`` matches
-    ``"sorted("``), words match whole (``"heapq"`` does not match ``myheapq``), comments are ignored, and the
-    text inside string literals is scanned too (``eval("sorted(xs)")`` matches).
+    ``"sorted("``), words match whole (``"heapq"`` does not match ``myheapq``), comments and docstrings are
+    ignored, and the text inside other string literals is scanned (``eval("sorted(xs)")`` matches). A call
+    pattern ``name(`` also matches any other use of ``name`` (the alias ``s = sorted``, ``getattr(__builtins__,
+    "sorted")``), and a method pattern ``.name(`` any attribute ``.name`` or the string ``"name"``
+    (``getattr(xs, "sort")``). Runtime checks in the sandbox back this up (see :func:`runtime_bans`).
     """
     if not patterns:
         return None
+    code = textwrap.dedent(code)  # a function-body continuation parses once dedented
     code_tokens = _tokens(code)
+    present = set(code_tokens)
     for pattern in patterns:
         want = _WORD_OR_SYMBOL.findall(pattern)
         if not want:
@@ -129,7 +154,51 @@ def find_banned_pattern(code: str, patterns: Sequence[str]) -> str | None:
         n = len(want)
         if any(code_tokens[i : i + n] == want for i in range(len(code_tokens) - n + 1)):
             return pattern
+        if n == 2 and want[1] == "(" and want[0].isidentifier() and want[0] in present:
+            return pattern
+        if n == 3 and want[0] == "." and want[2] == "(" and want[1].isidentifier():
+            if want[1] in present and any(
+                code_tokens[i : i + 2] == [".", want[1]] for i in range(len(code_tokens) - 1)
+            ):
+                return pattern
+            if _in_strings(code, want[1]):
+                return pattern
     return None
+
+
+def _in_strings(code: str, word: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    docstrings = _docstring_positions(code)
+    return any(
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.lineno, node.col_offset) not in docstrings
+        and word in _WORD_OR_SYMBOL.findall(node.value)
+        for node in ast.walk(tree)
+    )
+
+
+def runtime_bans(patterns: Sequence[str]) -> dict[str, Any]:
+    """What the sandbox enforces at run time for ``patterns``, behind the static check: builtins removed
+    (``"sorted("`` removes ``sorted``), modules made unimportable (``"heapq"``, ``"import heapq"``), and no new
+    imports at all for ``"import "`` / ``"__import__"``."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    imports = False
+    for pattern in patterns:
+        want = _WORD_OR_SYMBOL.findall(pattern)
+        if want in (["import"], ["__import__"], ["__import__", "("]):
+            imports = True
+        elif len(want) == 2 and want[1] == "(" and want[0].isidentifier() and hasattr(builtins, want[0]):
+            names.add(want[0])
+        elif len(want) == 1 and want[0].isidentifier() and not hasattr(builtins, want[0]):
+            modules.add(want[0])
+        elif len(want) >= 2 and want[0] in ("import", "from") and want[1].isidentifier():
+            modules.add(want[1])
+    return {"builtins": sorted(names), "modules": sorted(modules), "imports": imports}
 
 
 def _continuation(code: str) -> bool:
@@ -183,13 +252,19 @@ def _records(stdout: bytes) -> list[dict]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Compare two :func:`trl_sandbox._harness.encode` trees; floats within 1e-9 relative (NaN equals NaN)."""
+    """Compare two :func:`trl_sandbox._harness.encode` trees with exact types; floats within 1e-9 relative (NaN
+    equals NaN); dicts regardless of order."""
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return False
         if len(a) == 2 and a[0] == "f" and b[0] == "f":
             x, y = float(a[1]), float(b[1])
             return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12)
+        if len(a) == 2 and a[0] == "d" and b[0] == "d":  # dicts compare unordered
+            if len(a[1]) != len(b[1]):
+                return False
+            key = json.dumps
+            return all(_same(x, y) for x, y in zip(sorted(a[1], key=key), sorted(b[1], key=key)))
         return all(_same(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
 
@@ -364,9 +439,17 @@ class Task:
             output_limit: Bytes of stdout kept per ``stdio`` test.
             args: ``call`` tasks: the argument literals from :meth:`expected_from_reference`.
         """
-        base = {"program": self.program(code), "test_timeout_s": test_timeout_s, "output_limit": output_limit}
+        base = {
+            "program": self.program(code),
+            "test_timeout_s": test_timeout_s,
+            "output_limit": output_limit,
+            "banned": runtime_bans(self.banned_patterns),
+        }
         if self.format in ("humaneval", "mbpp"):
-            return {"mode": "assert", "setup": self.setup, "tests": list(self.tests), **base}
+            trusted = self.prompt if self.format == "humaneval" else ""
+            entry = self.func_name if self.format == "humaneval" else None
+            return {"mode": "assert", "trusted": trusted, "entry": entry, "setup": self.setup,
+                    "tests": list(self.tests), **base}
         if self.format == "call":
             return {"mode": "call", "func_name": self.func_name, "tests": list(args), **base}
         return {"mode": "stdio", "tests": list(self.tests), **base}
@@ -443,6 +526,7 @@ class Task:
             raise InfrastructureError(f"the harness did not start (exit code {exit_code}): {tail}")
         by_index: dict[int, dict] = {}
         done = False
+        crashed = None
         for record in records[1:]:
             if "load" in record:
                 status = "timeout" if record["load"] == "timeout" else "error"
@@ -452,6 +536,8 @@ class Task:
                 by_index[i] = record
             if "done" in record:
                 done = True
+            if "crash" in record:
+                crashed = str(record["crash"])[:500]
         passed = 0
         first_error = None
         for i in range(total):
@@ -466,6 +552,8 @@ class Task:
             return Verdict("timeout", passed, total, "a test ran past its time limit")
         if exit_code == 128 + 24:  # SIGXCPU: the CPU-time rlimit
             return Verdict("timeout", passed, total, "the CPU time limit was reached")
+        if crashed is not None:
+            return Verdict("error", passed, total, crashed)
         if not done:
             return Verdict("error", passed, total, f"the program ended the test run early (exit code {exit_code})")
         return Verdict("passed" if passed == total else "failed", passed, total, first_error)

@@ -102,6 +102,7 @@ def _unshare(libc, cfg):
 def _child(libc, cfg, alive_r, setup_w):
     """Runs in the forked child (PID 1 of the new namespace); never returns."""
     try:
+        os.setsid()  # its own session and process group (pgid == pid): killed as one group
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         # The launcher may have died before prctl took effect: then nobody would kill us. Its end of the pipe
         # closing tells us so.
@@ -140,21 +141,38 @@ def _child(libc, cfg, alive_r, setup_w):
             os._exit(127)
 
 
-def _kill_orphans():
-    """Kill and reap every process we inherited as subreaper, until none is left."""
-    me = str(os.getpid())
-    while True:
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
+def _descendants(root_pid):
+    """PIDs of every process whose parent chain leads to ``root_pid`` (from one scan of /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
             try:
                 with open("/proc/%s/stat" % entry) as f:
-                    ppid = f.read().rsplit(")", 1)[1].split()[1]
-            except (OSError, IndexError):
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            if ppid == me:
+    found, frontier = set(), {root_pid}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in found}
+        found |= frontier
+    return found
+
+
+def _kill_tree(pgid):
+    """Without a PID namespace: kill the command's process group at once, then stop and kill every remaining
+    descendant (orphans come to us: we are their subreaper) until none is left. Stopped processes cannot fork,
+    so a fork bomb cannot outrun this."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    me = os.getpid()
+    while True:
+        pids = _descendants(me)
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
                 try:
-                    os.kill(int(entry), signal.SIGKILL)
+                    os.kill(pid, sig)
                 except ProcessLookupError:
                     pass
         try:
@@ -162,7 +180,8 @@ def _kill_orphans():
                 pass
         except ChildProcessError:
             return
-        time.sleep(0.002)
+        if not pids:
+            time.sleep(0.001)
 
 
 def _disk_usage(path, limit):
@@ -237,7 +256,7 @@ def main():
     duration = time.monotonic() - start
     os.close(pidfd)
     if subreaper:
-        _kill_orphans()
+        _kill_tree(pid)
     if setup_error:
         _write_status(status_fd, {"error": "sandbox setup failed: " + setup_error.decode(errors="replace")})
         return 0

@@ -1,0 +1,359 @@
+"""The attack suite: hostile completions, scored through the real local backend and harness.
+
+Each attack must be contained (the host checks below stay clean) and scored as not passing (``failed``, ``error``,
+``timeout`` or ``banned``; never ``infra_error``), while good completions in the same batch still pass.
+Runs with full isolation and with the no-namespace fallback (Landlock + seccomp + subreaper), and in CI a second
+time as a non-root account. Needs no torch: only the scoring path.
+
+Safety net: the session fixture in conftest.py puts pytest in pids/memory cgroups where writable; every test has a
+timeout; the attacks' own limits here are small (256 MiB, 16 MiB scratch, 1 s per test).
+"""
+
+import os
+import secrets
+import signal
+import socket
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks
+
+SOURCE_MARKER = "HOSTILE-SUITE-SOURCE-" + "MARKER-7f3a"  # split so that only reading this file reveals it whole
+SQUARE = Task.from_row(
+    {"task_id": "square", "test_list": ["assert f(2) == 4", "assert f(3) == 9", "assert f(-4) == 16"]}
+)
+SQUARE_OK = "def f(x):\n    return x * x\n"
+DAYTONA = {r["task_id"]: Task.from_row(r) for r in load_tasks("daytona")}
+MAXSUB, SORTING = DAYTONA["daytona/max_subarray"], DAYTONA["daytona/sorting"]
+STDIO = Task.from_row({"task_id": "stdio-square", "inputs": ["3\n", "5\n"], "outputs": ["9", "25"]})
+HE38 = Task.from_row(next(r for r in load_tasks("humaneval") if r["task_id"] == "HumanEval/38"))
+
+# (id, task, completion template, must be reported as "banned"). Placeholders are filled by the `host` fixture.
+ATTACKS = [
+    # -- time: CPU and wall clock ----------------------------------------------------------------------------
+    ("busy-loop", SQUARE, "def f(x):\n    while True:\n        pass\n", False),
+    ("sleep", SQUARE, "import time\ndef f(x):\n    time.sleep(60)\n", False),
+    ("blocking-read", SQUARE, "import os\nr, w = os.pipe()\ndef f(x):\n    return os.read(r, 1)\n", False),
+    ("signal-pause", SQUARE, "import signal\ndef f(x):\n    signal.pause()\n", False),
+    ("swallow-timeouts", SQUARE,
+     "def f(x):\n    while True:\n        try:\n            while True:\n                pass\n"
+     "        except BaseException:\n            pass\n", False),
+    ("c-level-loop", SQUARE, "def f(x):\n    return sum(range(10 ** 14))\n", False),
+    ("loop-at-import", SQUARE, "while True:\n    pass\n", False),
+    # -- memory -------------------------------------------------------------------------------------------------
+    ("huge-allocation", SQUARE, "def f(x):\n    return len(bytearray(8 << 30))\n", False),
+    ("slow-growth", SQUARE, "def f(x):\n    a = []\n    while True:\n        a.append(bytearray(8 << 20))\n", False),
+    ("memory-across-processes", SQUARE,
+     "import os, time\ndef f(x):\n    for _ in range(24):\n        try:\n            if os.fork() == 0:\n"
+     "                b = bytearray(200 << 20)\n                time.sleep(30)\n        except OSError:\n"
+     "            pass\n    return 0\n", False),
+    # -- processes ----------------------------------------------------------------------------------------------
+    ("fork-bomb", SQUARE,
+     "import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
+     "            pass\n", False),
+    ("thread-bomb", SQUARE,
+     "import threading, time\ndef f(x):\n    while True:\n"
+     "        threading.Thread(target=time.sleep, args=(60,)).start()\n", False),
+    ("double-fork-daemon", SQUARE,
+     "import os, sys\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+     "            os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(120)  # {marker}'])\n"
+     "        os._exit(0)\n    return 0\n", False),
+    # -- disk ---------------------------------------------------------------------------------------------------
+    ("big-file", SQUARE,
+     "def f(x):\n    with open('big', 'wb') as fh:\n        while True:\n            fh.write(b'x' * (1 << 20))\n",
+     False),
+    ("many-files", SQUARE,
+     "def f(x):\n    i = 0\n    while True:\n        open('f%d' % i, 'wb').write(b'x' * (1 << 20))\n"
+     "        i += 1\n", False),
+    # -- output -------------------------------------------------------------------------------------------------
+    ("stdout-flood", SQUARE, "import sys\ndef f(x):\n    while True:\n        sys.stdout.write('x' * 65536)\n", False),
+    ("stderr-flood", SQUARE, "import os\ndef f(x):\n    while True:\n        os.write(2, b'y' * 65536)\n", False),
+    # -- network ------------------------------------------------------------------------------------------------
+    ("tcp-localhost", SQUARE,
+     "import socket\ndef f(x):\n    s = socket.create_connection(('127.0.0.1', {tcp_port}), timeout=1)\n"
+     "    s.sendall(b'pwned')\n", False),
+    ("tcp-ipv6-localhost", SQUARE,
+     "import socket\ndef f(x):\n    socket.create_connection(('::1', {tcp_port}), timeout=1)\n", False),
+    ("udp-localhost", SQUARE,
+     "import socket\ndef f(x):\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+     "    s.sendto(b'pwned', ('127.0.0.1', {udp_port}))\n", False),
+    ("unix-socket-path", SQUARE,
+     "import socket\ndef f(x):\n    s = socket.socket(socket.AF_UNIX)\n    s.connect('{unix_path}')\n"
+     "    s.sendall(b'pwned')\n", False),
+    ("unix-socket-abstract", SQUARE,
+     "import socket\ndef f(x):\n    s = socket.socket(socket.AF_UNIX)\n    s.connect('\\0{abstract}')\n"
+     "    s.sendall(b'pwned')\n", False),
+    ("internet", SQUARE, "import socket\ndef f(x):\n    socket.create_connection(('1.1.1.1', 80), timeout=1)\n",
+     False),
+    ("netlink-raw", SQUARE,
+     "import socket\ndef f(x):\n    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)\n    return 0\n", False),
+    # -- host files and environment -----------------------------------------------------------------------------
+    ("read-secret-file", SQUARE, "def f(x):\n    raise Exception(open('{secret_path}').read())\n", False),
+    ("write-outside-scratch", SQUARE, "def f(x):\n    open('{canary_dir}/pwned', 'w').write('x')\n", False),
+    ("delete-secret-file", SQUARE, "import os\ndef f(x):\n    os.remove('{secret_path}')\n", False),
+    ("symlink-escape", SQUARE,
+     "import os\ndef f(x):\n    os.symlink('{secret_path}', 'link')\n    raise Exception(open('link').read())\n",
+     False),
+    ("hardlink-escape", SQUARE,
+     "import os\ndef f(x):\n    os.link('{secret_path}', 'hl')\n    raise Exception(open('hl').read())\n", False),
+    ("read-etc-passwd", SQUARE, "def f(x):\n    raise Exception(open('/etc/passwd').read())\n", False),
+    ("read-project-checkout", SQUARE, "def f(x):\n    raise Exception(open('{source_path}').read())\n", False),
+    ("write-tmp", SQUARE, "def f(x):\n    open('/tmp/trl-sandbox-pwned-{marker}', 'w').write('x')\n", False),
+    ("write-dev-shm", SQUARE, "def f(x):\n    open('/dev/shm/trl-sandbox-pwned-{marker}', 'w').write('x')\n", False),
+    ("own-environment", SQUARE, "import os\ndef f(x):\n    raise Exception(repr(dict(os.environ)))\n", False),
+    ("trainer-environ-via-proc", SQUARE,
+     "def f(x):\n    raise Exception(open('/proc/{pid}/environ', 'rb').read().decode(errors='replace'))\n", False),
+    ("pid1-environ-via-proc", SQUARE,
+     "def f(x):\n    raise Exception(open('/proc/1/environ', 'rb').read().decode(errors='replace'))\n", False),
+    ("list-proc", SQUARE, "import os\ndef f(x):\n    raise Exception(repr(os.listdir('/proc')))\n", False),
+    # -- signals and tracing ------------------------------------------------------------------------------------
+    ("signal-trainer", SQUARE, "import os, signal\ndef f(x):\n    os.kill({pid}, signal.SIGUSR1)\n", False),
+    ("signal-everyone", SQUARE, "import os, signal\ndef f(x):\n    os.kill(-1, signal.SIGUSR1)\n", False),
+    ("ptrace-trainer", SQUARE,
+     "import ctypes\ndef f(x):\n    libc = ctypes.CDLL(None)\n    if libc.ptrace(16, {pid}, 0, 0) == 0:\n"
+     "        raise Exception('TRACED')\n", False),
+    ("kill-the-judge", SQUARE, "import os, signal\ndef f(x):\n    os.kill(os.getppid(), signal.SIGKILL)\n", False),
+    # -- reward hacking -----------------------------------------------------------------------------------------
+    ("exit-0-at-import", SQUARE, "import sys\nsys.exit(0)\n", False),
+    ("os-exit-in-test", SQUARE, "import os\ndef f(x):\n    os._exit(0)\n", False),
+    ("exit-builtin", SQUARE, "exit()\n", False),
+    ("print-forged-results", SQUARE,
+     "def f(x):\n    for i in range(3):\n        print('{{\"i\": %d, \"ok\": true}}' % i)\n"
+     "    print('{{\"done\": 3}}')\n", False),
+    ("write-forged-results-to-every-fd", SQUARE,
+     "import os\ndef f(x):\n    for fd in range(256):\n        try:\n"
+     "            os.write(fd, b'{{\"i\": 0, \"ok\": true}}\\n{{\"i\": 1, \"ok\": true}}\\n{{\"i\": 2, \"ok\": true}}\\n')\n"
+     "        except OSError:\n            pass\n", False),
+    ("rigged-eq-assert", SQUARE,
+     "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+     "def f(x):\n    return Anything()\n", False),
+    ("rigged-int-subclass", SQUARE,
+     "class Int(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+     "def f(x):\n    return Int(0)\n", False),
+    ("rigged-eq-call", MAXSUB,
+     "    class R(int):\n        def __eq__(self, o):\n            return True\n        def __hash__(self):\n"
+     "            return 0\n        def __repr__(self):\n            return '6'\n    return R(0)\n", False),
+    ("rigged-str-stdio", STDIO,
+     "class S(str):\n    def __eq__(self, o):\n        return True\nprint(S('wrong'))\n", False),
+    ("patch-builtins", SQUARE,
+     "import builtins\nbuiltins.AssertionError = type('Nope', (Exception,), {{}})\nbuiltins.abs = lambda v: 0\n"
+     "def f(x):\n    return None\n", False),
+    ("patch-harness", SQUARE,
+     "import sys\nfor m in list(sys.modules.values()):\n    for name in ('emit', '_emit', 'encode', 'decode', '_judge_assert'):\n"
+     "        if hasattr(m, name):\n            setattr(m, name, lambda *a, **k: None)\n"
+     "def f(x):\n    return None\n", False),
+    ("patch-tests-via-gc", SQUARE,
+     "import gc\nfor o in gc.get_objects():\n    if isinstance(o, dict) and 'check' in o:\n"
+     "        o['check'] = lambda c: None\ndef f(x):\n    return None\n", False),
+    ("read-tests-from-memory", SQUARE,
+     "import gc\ndef f(x):\n    for o in gc.get_objects():\n        if isinstance(o, str) and 'f(%d) ==' % x in o:\n"
+     "            return int(o.split('==')[1].split()[0])\n    for o in gc.get_objects():\n"
+     "        if isinstance(o, (list, tuple)):\n            for s in o:\n"
+     "                if isinstance(s, str) and 'f(%d) ==' % x in s:\n"
+     "                    return int(s.split('==')[1].split()[0])\n    return None\n", False),
+    ("garbage-into-judge-pipe", SQUARE,
+     "import os\ndef f(x):\n    for fd in range(3, 64):\n        try:\n            os.write(fd, b'\\xff' * 64)\n"
+     "        except OSError:\n            pass\n    return None\n", False),
+    ("redefine-prompt-helper", HE38,
+     "def encode_cyclic(s: str):\n    return s\n\n\ndef decode_cyclic(s: str):\n    return s\n", False),
+    # -- banned patterns ----------------------------------------------------------------------------------------
+    ("banned-spacing", SORTING, "    return sorted (xs)\n", True),
+    ("banned-alias", SORTING, "    s = sorted\n    return s(xs)\n", True),
+    ("banned-getattr-builtins", SORTING, "    return getattr(__builtins__, 'sorted')(xs)\n", True),
+    ("banned-dunder-import", SORTING, "    return __import__('heapq').nsmallest(len(xs), xs)\n", True),
+    ("banned-method-via-getattr", SORTING, "    getattr(xs, 'sort')()\n    return xs\n", True),
+    ("banned-method-alias", SORTING, "    f = list.sort\n    f(xs)\n    return xs\n", True),
+    ("banned-name-by-concatenation", SORTING, "    return getattr(__builtins__, 'sor' + 'ted')(xs)\n", False),
+    ("banned-module-by-concatenation", SORTING,
+     "    imp = __builtins__.__dict__['__imp' + 'ort__']\n    h = imp('hea' + 'pq')\n"
+     "    return h.nsmallest(len(xs), xs)\n", False),
+]
+GOOD = [(SQUARE, SQUARE_OK), (STDIO, "print(int(input()) ** 2)\n"),
+        (MAXSUB, "    best = cur = xs[0]\n    for x in xs[1:]:\n        cur = max(x, cur + x)\n        best = max(best, cur)\n    return best\n")]
+
+
+class Host:
+    """Canaries on the host that the attacks try to reach."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.secret = "canary-" + secrets.token_hex(16)
+        self.marker = "trl-sandbox-attack-" + secrets.token_hex(6)
+        self.canary_dir = root / "canary"
+        self.canary_dir.mkdir()
+        self.canary_dir.chmod(0o777)  # even world-writable: only the sandbox layers may stop the attacks
+        self.secret_path = self.canary_dir / "secret.txt"
+        self.secret_path.write_text(self.secret)
+        self.secret_path.chmod(0o666)
+        self.connections = []
+        self.signals = []
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(16)
+        self.tcp.settimeout(0.2)
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.udp.settimeout(0.2)
+        self.unix_path = str(self.canary_dir / "sock")
+        self.unix = socket.socket(socket.AF_UNIX)
+        self.unix.bind(self.unix_path)
+        os.chmod(self.unix_path, 0o777)
+        self.unix.listen(4)
+        self.unix.settimeout(0.2)
+        self.abstract = "trl-sandbox-canary-" + secrets.token_hex(4)
+        self.abstract_sock = socket.socket(socket.AF_UNIX)
+        self.abstract_sock.bind("\0" + self.abstract)
+        self.abstract_sock.listen(4)
+        self.abstract_sock.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._listen, daemon=True)
+        self._thread.start()
+        self._old_handler = signal.signal(signal.SIGUSR1, lambda *_: self.signals.append("SIGUSR1"))
+
+    def _listen(self):
+        while not self._stop.is_set():
+            for server in (self.tcp, self.unix, self.abstract_sock):
+                try:
+                    conn, _ = server.accept()
+                    self.connections.append(server.getsockname())
+                    conn.close()
+                except OSError:
+                    pass
+            try:
+                self.udp.recvfrom(100)
+                self.connections.append("udp")
+            except OSError:
+                pass
+
+    def fill(self, template: str) -> str:
+        return template.format(
+            marker=self.marker, tcp_port=self.tcp.getsockname()[1], udp_port=self.udp.getsockname()[1],
+            unix_path=self.unix_path, abstract=self.abstract, secret_path=self.secret_path,
+            canary_dir=self.canary_dir, source_path=os.path.abspath(__file__), pid=os.getpid(),
+        )
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        signal.signal(signal.SIGUSR1, self._old_handler)
+        for s in (self.tcp, self.udp, self.unix, self.abstract_sock):
+            s.close()
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.connections:
+            found.append(f"connections reached the host: {self.connections}")
+        if self.signals:
+            found.append("the test process received a signal from a sandbox")
+        if not self.secret_path.exists() or self.secret_path.read_text() != self.secret:
+            found.append("the secret file was changed or deleted")
+        extra = sorted(p.name for p in self.canary_dir.iterdir()) 
+        if extra != ["secret.txt", "sock"]:
+            found.append(f"files appeared in the canary directory: {extra}")
+        for path in (f"/tmp/trl-sandbox-pwned-{self.marker}", f"/dev/shm/trl-sandbox-pwned-{self.marker}"):
+            if os.path.exists(path):
+                os.remove(path)
+                found.append(f"{path} was written")
+        status = Path("/proc/self/status").read_text()
+        if "TracerPid:\t0" not in status:
+            found.append("the test process is being traced")
+        survivors = [p for p in os.listdir("/proc") if p.isdigit() and self.marker.encode() in _cmdline(p)]
+        if survivors:
+            found.append(f"processes outlived their sandbox: {survivors}")
+        return found
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.fixture(scope="module", params=["isolated", "no-namespaces"])
+def hostile_scorer(request, sandbox_root):
+    options = {"root_dir": str(sandbox_root), "scratch_limit_bytes": 16 << 20, "max_processes": 32}
+    if request.param == "no-namespaces":
+        options["namespaces"] = False
+    config = SandboxConfig(
+        sandbox_pool_size=2,
+        sandbox_test_timeout=1.0,
+        sandbox_completion_timeout=4.0,
+        sandbox_memory_limit=256 << 20,
+        sandbox_output_limit=64 << 10,
+        sandbox_backend_options=options,
+    )
+    with Scorer.from_config(config) as scorer:
+        yield scorer
+
+
+@pytest.fixture
+def host():
+    root = Path(tempfile.mkdtemp(prefix="trl-sandbox-host-"))
+    root.chmod(0o755)
+    h = Host(root)
+    try:
+        yield h
+    finally:
+        h.close()
+        for path in sorted(root.rglob("*"), reverse=True):
+            path.unlink() if not path.is_dir() else path.rmdir()
+        root.rmdir()
+
+
+def test_attack_suite_is_contained_and_scores_nothing(hostile_scorer, host):
+    assert len(ATTACKS) >= 40
+    tasks, completions = [], []
+    for _name, task, template, _banned in ATTACKS:
+        tasks.append(task)
+        completions.append(host.fill(template))
+    for task, code in GOOD:  # good completions interleaved: their results must come through intact
+        tasks.insert(len(tasks) // 2, task)
+        completions.insert(len(completions) // 2, code)
+    results = hostile_scorer.score(tasks, completions)
+
+    good_results = [r for r, c in zip(results, completions) if any(c == code for _, code in GOOD)]
+    assert [r.status for r in good_results] == ["passed"] * len(GOOD)
+    attack_results = [r for r, c in zip(results, completions) if not any(c == code for _, code in GOOD)]
+    failures = []
+    for (name, _task, _template, banned), result in zip(ATTACKS, attack_results):
+        if result.passed or result.reward is None or result.reward > 0:
+            failures.append(f"{name}: scored {result.status} {result.reward} ({result.error})")
+        if banned and result.status != "banned":
+            failures.append(f"{name}: expected banned, got {result.status}")
+        text = result.error or ""
+        for leak in (host.secret, SOURCE_MARKER, "root:x:0:0"):
+            if leak in text:
+                failures.append(f"{name}: leaked {leak[:20]!r} in its result: {text[:200]}")
+    failures += host.problems()
+    assert not failures, "\n".join(failures)
+
+
+def test_nothing_carries_over_between_executions(sandbox_root):
+    """Files (scratch, HOME, /tmp) and module state from one execution are not visible to the next one, on the
+    same sandbox."""
+    options = {"root_dir": str(sandbox_root)}
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=2.0, sandbox_backend_options=options)
+    task = Task.from_row({"task_id": "leftovers", "test_list": ["assert f() == []"]})
+    writer = (
+        "import builtins, os\n"
+        "builtins.LEFT_BEHIND = 1\n"
+        "for d in ('.', os.environ.get('HOME', '.'), os.environ.get('TMPDIR', '.')):\n"
+        "    open(os.path.join(d, 'left-behind'), 'w').write('x')\n"
+        "def f():\n    return []\n"
+    )
+    reader = (
+        "import builtins, os\n"
+        "def f():\n"
+        "    seen = [n for n in os.listdir('.') if n.startswith('left')]\n"
+        "    seen += [n for n in os.listdir(os.environ.get('HOME', '.')) if n.startswith('left')]\n"
+        "    if hasattr(builtins, 'LEFT_BEHIND'):\n        seen.append('module state')\n"
+        "    return seen\n"
+    )
+    with Scorer.from_config(config) as scorer:
+        (first,) = scorer.score([task], [writer])
+        (second,) = scorer.score([task], [reader])
+    assert first.status == "passed" and second.status == "passed", (first, second)
