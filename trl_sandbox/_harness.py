@@ -307,6 +307,19 @@ class _Worker:
                 pass
 
 
+def _deny_processes():
+    """Forbid the worker to create processes (threads stay allowed): the backend asks for it where it cannot
+    bound process counts per sandbox. Fails closed: without the filter the worker exits."""
+    try:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import trl_sandbox_seccomp
+
+        trl_sandbox_seccomp.install(trl_sandbox_seccomp.build_no_processes())
+    except BaseException as exc:  # noqa: BLE001
+        os.write(2, ("trl-sandbox: cannot forbid process creation: %s\n" % exc).encode())
+        os._exit(70)
+
+
 def _spawn_worker(result_fd):
     cmd_r, cmd_w = os.pipe()
     reply_r, reply_w = os.pipe()
@@ -318,6 +331,8 @@ def _spawn_worker(result_fd):
         devnull = os.open(os.devnull, os.O_RDONLY)  # stdin carries the request: never readable here
         os.dup2(devnull, 0)
         os.close(devnull)
+        if os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1":
+            _deny_processes()
         _worker(cmd_r, reply_w)
         os._exit(0)
     os.close(cmd_r)

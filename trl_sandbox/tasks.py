@@ -44,8 +44,12 @@ __all__ = ["HARNESS_FILES", "HARNESS_NAME", "Task", "Verdict", "extract_code", "
 
 #: File name of the test harness inside each sandbox (written by the pool at creation).
 HARNESS_NAME = "trl_sandbox_harness.py"
-#: Files every sandbox gets at creation: the harness (``trl_sandbox/_harness.py``), as bytes.
-HARNESS_FILES = {HARNESS_NAME: (Path(__file__).parent / "_harness.py").read_bytes()}
+#: Files every sandbox gets at creation: the harness (``trl_sandbox/_harness.py``) and the seccomp filter builder it
+#: uses when the backend asks it to forbid process creation (``TRL_SANDBOX_DENY_PROCESSES=1``), as bytes.
+HARNESS_FILES = {
+    HARNESS_NAME: (Path(__file__).parent / "_harness.py").read_bytes(),
+    "trl_sandbox_seccomp.py": (Path(__file__).parent / "backends" / "_seccomp.py").read_bytes(),
+}
 
 FORMATS = ("humaneval", "mbpp", "call", "stdio")
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)

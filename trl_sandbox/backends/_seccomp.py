@@ -144,3 +144,41 @@ def install(program=None):
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
+_FORK = {"x86_64": (57, 58)}  # fork, vfork (aarch64 has neither: it forks through clone)
+CLONE_THREAD = 0x00010000
+
+
+def build_no_processes():
+    """A second filter (filters stack) that forbids creating processes while allowing threads: ``fork`` and
+    ``vfork`` get ``EPERM``, ``clone`` without ``CLONE_THREAD`` gets ``EPERM``, ``clone3`` gets ``ENOSYS`` (libc
+    falls back to ``clone``). Used where process counts cannot be bounded per sandbox (no PID namespace, no
+    cgroup, no separate uid)."""
+    if not supported():
+        raise OSError("no seccomp filter for architecture %s" % platform.machine())
+    column, audit_arch = _ARCH[platform.machine()]
+    forks = _FORK.get(platform.machine(), ())
+    deny = RET_ERRNO | errno.EPERM
+    body = [
+        _insn(BPF_LD_W_ABS, 0, 0, 4),
+        _insn(BPF_JEQ_K, 1, 0, audit_arch),
+        _insn(BPF_RET_K, 0, 0, RET_KILL_PROCESS),
+        _insn(BPF_LD_W_ABS, 0, 0, 0),
+    ]
+    checks = [(nr, "deny") for nr in forks] + [(_CLONE3[column], "enosys"), (_CLONE[column], "clone")]
+    first = len(body)
+    labels = {"allow": first + len(checks)}
+    labels.update(deny=labels["allow"] + 1, enosys=labels["allow"] + 2, clone=labels["allow"] + 3)
+    for offset, (nr, label) in enumerate(checks):
+        body.append(_insn(BPF_JEQ_K, labels[label] - (first + offset) - 1, 0, nr))
+    body += [
+        _insn(BPF_RET_K, 0, 0, RET_ALLOW),
+        _insn(BPF_RET_K, 0, 0, deny),
+        _insn(BPF_RET_K, 0, 0, RET_ERRNO | errno.ENOSYS),
+        _insn(BPF_LD_W_ABS, 0, 0, 16),  # clone flags
+        _insn(BPF_JSET_K, 1, 0, CLONE_THREAD),
+        _insn(BPF_RET_K, 0, 0, deny),
+        _insn(BPF_RET_K, 0, 0, RET_ALLOW),
+    ]
+    return b"".join(body)

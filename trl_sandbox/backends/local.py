@@ -323,7 +323,8 @@ class LocalBackend(Backend):
             problems.append(f"the network was reachable ({info['net']})")
         if self._landlock_abi and info["fs"] != "blocked":
             problems.append("host files outside the scratch directory were readable")
-        leaked = sorted(set(info["env"]) - set(_BASE_ENV) - {"HOME", "TMPDIR", "PWD", "LC_CTYPE"})
+        expected = {*_BASE_ENV, "HOME", "TMPDIR", "PWD", "LC_CTYPE", "TRL_SANDBOX_DENY_PROCESSES"}
+        leaked = sorted(set(info["env"]) - expected)
         if leaked:
             problems.append(f"host environment variables leaked: {leaked}")
         if problems:
@@ -469,6 +470,12 @@ class LocalBackend(Backend):
             cfg["scratch_tmpfs"] = {"size": self.scratch_limit_bytes, "inodes": 4096}
         else:
             cfg["scratch_watchdog"] = self.scratch_limit_bytes
+            if not self._is_root and "pids" not in self._cgroups:
+                # The process limit is per uid, shared with the trainer: allow only what exists plus the harness's
+                # own worker, and forbid the code to create processes at all (seccomp in the worker).
+                cfg["env"]["TRL_SANDBOX_DENY_PROCESSES"] = "1"
+                nproc = _processes_of(os.getuid()) + self.max_processes
+                cfg["rlimits"]["nproc"] = [nproc, nproc]
         if _layers:
             if self._landlock_abi:
                 cfg["landlock"] = {
@@ -592,6 +599,19 @@ class LocalBackend(Backend):
             if all(have.get(k) == v for k, v in labels.items()):
                 found.append(self._handle(record["id"], have))
         return found
+
+
+def _processes_of(uid: int) -> int:
+    """Number of tasks (processes and threads) of ``uid`` now: the base of a per-uid ``RLIMIT_NPROC``."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry}/task"))
+            except OSError:
+                continue
+    return count
 
 
 def _killpg(pid: int) -> None:
