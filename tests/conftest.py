@@ -4,6 +4,7 @@ containment regression cannot take the machine down; pytest-timeout bounds every
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -46,26 +47,29 @@ def safety_net():
             pass
 
 
-@pytest.fixture(scope="session")
-def sandbox_root():
-    """A root directory for local sandboxes that the unprivileged sandbox uid can traverse (mode 0711)."""
-    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-tests-"))
+@contextlib.contextmanager
+def _empty_root(prefix):
+    """A sandbox root the unprivileged sandbox uid can traverse (mode 0711), which must be empty at the end."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
     path.chmod(0o711)
     yield path
     leftovers = [p.name for p in path.iterdir()]
     shutil.rmtree(path, ignore_errors=True)
     assert not leftovers, f"sandboxes left behind: {leftovers}"
+
+
+@pytest.fixture(scope="session")
+def sandbox_root():
+    """A sandbox root shared by the session (session-scoped scorers keep their sandboxes in it until the end)."""
+    with _empty_root("trl-sandbox-tests-") as path:
+        yield path
 
 
 @pytest.fixture
 def own_sandbox_root():
     """A sandbox root for one test, which must leave it empty (for tests that check cleanup)."""
-    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-test-"))
-    path.chmod(0o711)
-    yield path
-    leftovers = [p.name for p in path.iterdir()]
-    shutil.rmtree(path, ignore_errors=True)
-    assert not leftovers, f"sandboxes left behind: {leftovers}"
+    with _empty_root("trl-sandbox-test-") as path:
+        yield path
 
 
 @pytest.fixture(scope="session")
