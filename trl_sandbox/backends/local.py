@@ -3,8 +3,9 @@
 A local sandbox is a directory: ``{root_dir}/{id}/`` holds ``labels.json``, ``files/`` (what
 :meth:`LocalBackend.write_files` wrote, read-only to executions) and ``runs/`` (one fresh scratch directory per
 execution, removed when it ends). Every execution is a fresh process started by the trusted launcher
-(``_launcher.py``), which puts it in new network/PID/IPC/UTS namespaces, sets rlimits, drops privileges and runs it
-with a fixed minimal environment. See :class:`LocalBackend` for the layers and their limits.
+(``_launcher.py``), which puts it in new namespaces with a tmpfs scratch, joins the sandbox's cgroups, sets rlimits,
+drops privileges, applies Landlock (``_landlock.py``) and seccomp (``_seccomp.py``) and runs it with a fixed minimal
+environment. See :class:`LocalBackend` for the layers and the README's security model for what each one holds.
 """
 
 from __future__ import annotations
