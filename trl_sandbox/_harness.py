@@ -429,58 +429,65 @@ def _judge_assert(emit, worker, req, timeout):
             emit({"i": i, "ok": False, "timeout": True})
             break
         except _WorkerDied:
-            emit({"crash": "the program ended the test run early"})
+            emit(_CRASH)
             break
         except BaseException as exc:  # noqa: BLE001
             emit({"i": i, "ok": False, "error": _describe(exc)})
     return n
 
 
-def _judge_call(emit, worker, req, timeout):
+_CRASH = {"crash": "the program ended the test run early"}
+
+
+def _judge_requests(emit, worker, req, timeout, messages, record_of):
+    """Load the program, then send the worker one message per test (``messages``, in order) and emit
+    ``record_of(i, reply)`` for each; stop at the first timeout or when the worker dies."""
     if _load(emit, worker, req, time.monotonic() + timeout) is None:
         return 0
     n = 0
-    for i, literal in enumerate(req["tests"]):
+    for i, msg in enumerate(messages):
         n += 1
-        msg = {"op": "call", "name": req["func_name"], "args": [encode(ast.literal_eval(literal))]}
         try:
             reply = worker.request(msg, time.monotonic() + timeout)
         except _Timeout:
             emit({"i": i, "timeout": True})
             break
         except _WorkerDied:
-            emit({"crash": "the program ended the test run early"})
+            emit(_CRASH)
             break
-        try:
-            decode(reply["out"])  # the worker's reply is untrusted: it must at least be a valid value
-            emit({"i": i, "out": reply["out"]})
-        except Exception:  # noqa: BLE001
-            emit({"i": i, "error": str(reply.get("error", "invalid reply"))[:500]})
+        emit(record_of(i, reply))
     return n
+
+
+def _call_record(i, reply):
+    try:
+        decode(reply["out"])  # the worker's reply is untrusted: it must at least be a valid value
+        return {"i": i, "out": reply["out"]}
+    except Exception:  # noqa: BLE001
+        return {"i": i, "error": str(reply.get("error", "invalid reply"))[:500]}
+
+
+def _judge_call(emit, worker, req, timeout):
+    messages = (
+        {"op": "call", "name": req["func_name"], "args": [encode(ast.literal_eval(literal))]}
+        for literal in req["tests"]
+    )
+    return _judge_requests(emit, worker, req, timeout, messages, _call_record)
 
 
 def _judge_stdio(emit, worker, req, timeout):
-    if _load(emit, worker, req, time.monotonic() + timeout) is None:
-        return 0
     limit = int(req.get("output_limit", 1 << 20))
-    n = 0
-    for i, text in enumerate(req["tests"]):
-        n += 1
-        try:
-            reply = worker.request({"op": "stdio", "input": text, "limit": limit}, time.monotonic() + timeout)
-        except _Timeout:
-            emit({"i": i, "timeout": True})
-            break
-        except _WorkerDied:
-            emit({"crash": "the program ended the test run early"})
-            break
-        record = {"i": i, "out": str(reply.get("out", ""))[:limit]}
+
+    def record(i, reply):
+        out = {"i": i, "out": str(reply.get("out", ""))[:limit]}
         if reply.get("truncated"):
-            record["truncated"] = True
+            out["truncated"] = True
         if "error" in reply:
-            record["error"] = str(reply["error"])[:500]
-        emit(record)
-    return n
+            out["error"] = str(reply["error"])[:500]
+        return out
+
+    messages = ({"op": "stdio", "input": text, "limit": limit} for text in req["tests"])
+    return _judge_requests(emit, worker, req, timeout, messages, record)
 
 
 def _limited(fn, seconds):

@@ -201,7 +201,7 @@ class Scorer:
         except InfrastructureError as exc:
             logger.error("trl-sandbox: scoring failed: %s", exc)
             return [
-                ScoreResult(_task_id(t), None, False, 0, _total(t), "infra_error", 0.0, str(exc)) for t in tasks
+                _unscored(t, "infra_error", 0.0, str(exc)) for t in tasks
             ]
 
     async def ascore(
@@ -222,17 +222,15 @@ class Scorer:
         return [
             r
             if r is not None
-            else ScoreResult(
-                _task_id(tasks[i]), None, False, 0, _total(tasks[i]), "infra_error", deadline_s,
-                f"not scored within the batch deadline of {deadline_s:.0f}s",
-            )
+            else _unscored(tasks[i], "infra_error", deadline_s,
+                           f"not scored within the batch deadline of {deadline_s:.0f}s")
             for i, r in enumerate(results)
         ]
 
     async def _score_one(self, task: Task | TaskFormatError, completion: Any) -> ScoreResult:
         start = time.monotonic()
         if isinstance(task, TaskFormatError):
-            return ScoreResult("?", None, False, 0, 0, "invalid_task", 0.0, str(task))
+            return _unscored(task, "invalid_task", 0.0, str(task))
         try:
             code = extract_code(completion)
         except TypeError as exc:
@@ -263,13 +261,11 @@ class Scorer:
                 )
                 return _result(task.task_id, verdict, time.monotonic() - start)
             except TaskFormatError as exc:
-                return ScoreResult(task.task_id, None, False, 0, len(task.tests), "invalid_task",
-                                   time.monotonic() - start, str(exc))
+                return _unscored(task, "invalid_task", time.monotonic() - start, str(exc))
             except InfrastructureError as exc:
                 last_error = exc
                 logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
-        return ScoreResult(task.task_id, None, False, 0, len(task.tests), "infra_error",
-                           time.monotonic() - start, str(last_error))
+        return _unscored(task, "infra_error", time.monotonic() - start, str(last_error))
 
     async def _run_harness(self, request: dict) -> ExecResult:
         payload = json.dumps(request).encode()
@@ -318,12 +314,11 @@ class Scorer:
         return cached
 
 
-def _task_id(task: Task | TaskFormatError) -> str:
-    return task.task_id if isinstance(task, Task) else "?"
-
-
-def _total(task: Task | TaskFormatError) -> int:
-    return len(task.tests) if isinstance(task, Task) else 0
+def _unscored(task: Task | TaskFormatError, status: str, duration_s: float, error: str) -> ScoreResult:
+    """A result with no reward (``infra_error``, ``invalid_task``): TRL skips it."""
+    if isinstance(task, Task):
+        return ScoreResult(task.task_id, None, False, 0, len(task.tests), status, duration_s, error)
+    return ScoreResult("?", None, False, 0, 0, status, duration_s, error)
 
 
 # -- the scorer that code_reward uses when none is bound --------------------------------------------------------

@@ -119,10 +119,11 @@ def _docstring_positions(source: str) -> set[tuple[int, int]]:
     }
 
 
-def _tokens(source: str) -> list[str]:
-    """Words and single symbols of ``source``: comments and docstrings dropped, other string literals scanned
-    inside (``getattr(b, "sorted")`` yields ``sorted``)."""
+def _scan(source: str) -> tuple[list[str], set[str]]:
+    """Words and single symbols of ``source`` (comments and docstrings dropped, other string literals scanned
+    inside: ``getattr(b, "sorted")`` yields ``sorted``), and the words found inside those string literals."""
     parts: list[str] = []
+    in_strings: set[str] = set()
     docstrings = _docstring_positions(source)
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -130,10 +131,13 @@ def _tokens(source: str) -> list[str]:
                 continue
             if tok.type == tokenize.STRING and tok.start in docstrings:
                 continue
-            parts.extend(_WORD_OR_SYMBOL.findall(tok.string))
+            words = _WORD_OR_SYMBOL.findall(tok.string)
+            if tok.type == tokenize.STRING:
+                in_strings.update(words)
+            parts.extend(words)
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return _WORD_OR_SYMBOL.findall(source)
-    return parts
+        return _WORD_OR_SYMBOL.findall(source), set()
+    return parts, in_strings
 
 
 def find_banned_pattern(code: str, patterns: Sequence[str]) -> str | None:
@@ -149,7 +153,7 @@ def find_banned_pattern(code: str, patterns: Sequence[str]) -> str | None:
     if not patterns:
         return None
     code = textwrap.dedent(code)  # a function-body continuation parses once dedented
-    code_tokens = _tokens(code)
+    code_tokens, string_words = _scan(code)
     present = set(code_tokens)
     for pattern in patterns:
         want = _WORD_OR_SYMBOL.findall(pattern)
@@ -161,28 +165,11 @@ def find_banned_pattern(code: str, patterns: Sequence[str]) -> str | None:
         if n == 2 and want[1] == "(" and want[0].isidentifier() and want[0] in present:
             return pattern
         if n == 3 and want[0] == "." and want[2] == "(" and want[1].isidentifier():
-            if want[1] in present and any(
+            if want[1] in string_words or any(
                 code_tokens[i : i + 2] == [".", want[1]] for i in range(len(code_tokens) - 1)
             ):
                 return pattern
-            if _in_strings(code, want[1]):
-                return pattern
     return None
-
-
-def _in_strings(code: str, word: str) -> bool:
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return False
-    docstrings = _docstring_positions(code)
-    return any(
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and (node.lineno, node.col_offset) not in docstrings
-        and word in _WORD_OR_SYMBOL.findall(node.value)
-        for node in ast.walk(tree)
-    )
 
 
 def runtime_bans(patterns: Sequence[str]) -> dict[str, Any]:
