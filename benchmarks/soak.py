@@ -2,7 +2,8 @@
 
 Runs ``--executions`` completions (default 10,000) in batches through a :class:`trl_sandbox.Scorer`: a mix of
 passing, failing, erroring, timing-out and hostile code (fork bomb, output flood, memory bomb, daemon). After each
-batch it records this (trainer) process's open file descriptors, live child processes, scratch directories left
+batch it records this (trainer) process's open file descriptors, live processes it started beyond each sandbox's
+resident launcher, fork server and judge server, scratch directories left
 in the sandbox root, cgroups left, and resident memory, and prints a table. Exits non-zero when any of them grew.
 
     python benchmarks/soak.py                    # 10,000 executions (about 10 minutes on 2 cores)
@@ -43,18 +44,43 @@ def batch_completions(size: int, offset: int) -> list[str]:
     return [pattern[(offset + i) % len(pattern)] for i in range(size)]
 
 
-def snapshot(root: Path) -> dict[str, int]:
-    """Resources of this process and of the sandbox root now."""
+# Processes a local sandbox keeps while it exists: the launcher, the fork server and the judge server.
+_RESIDENT = ("trl-sbx-server", "trl-sbx-judge")
+
+
+def stray_processes() -> int:
+    """Descendants of this process other than the sandboxes' resident ones (launchers, fork and judge servers):
+    executions, and anything they left running."""
     me = os.getpid()
-    children = 0
+    parents, names = {}, {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
-                children += 1
+            head, tail = stat.rsplit(")", 1)
+            parents[int(entry)] = int(tail.split()[1])
+            names[int(entry)] = head.split("(", 1)[1]
+    stray = 0
+    for pid in parents:
+        if pid == me:
+            continue
+        chain, p = [], pid
+        while p in parents and p != me:
+            chain.append(p)
+            p = parents[p]
+        if p != me:
+            continue
+        launcher = len(chain) == 1 and any(names.get(c) == "trl-sbx-server" for c, pp in parents.items() if pp == pid)
+        if not launcher and names[pid] not in _RESIDENT:
+            stray += 1
+    return stray
+
+
+def snapshot(root: Path) -> dict[str, int]:
+    """Resources of this process and of the sandbox root now."""
+    children = stray_processes()
     rss_kb = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                   if line.startswith("VmRSS:"))
     cgroups = sum(len(list(Path(base).glob("trl-sandbox/local-*")))

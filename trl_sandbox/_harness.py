@@ -126,20 +126,33 @@ def _describe(exc):
 # -- framed messages over pipes ----------------------------------------------------------------------------------
 
 
-def _send(fd, obj):
-    data = json.dumps(obj).encode()
+def _send_frame(fd, data):
     data = struct.pack("<I", len(data)) + data
     while data:
         data = data[os.write(fd, data):]
 
 
-def _read_exact(fd, n, deadline):
+def _send(fd, obj):
+    _send_frame(fd, json.dumps(obj).encode())
+
+
+def _read_exact(fd, n, deadline, output=None):
+    """Read ``n`` bytes from ``fd`` by ``deadline`` (monotonic seconds, None: no limit); meanwhile keep draining the
+    worker's ``output`` (an :class:`_Output`) so that a worker printing a lot never blocks."""
     chunks = []
     while n:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise _Timeout()
+        if deadline is not None or output is not None:
+            while True:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise _Timeout()
+                ready = select.select([fd] if output is None else [fd, output.fd], [], [], remaining)[0]
+                if not ready:
+                    raise _Timeout()
+                if output is not None and output.fd in ready:
+                    output.take()
+                if fd in ready:
+                    break
         chunk = os.read(fd, min(n, 1 << 20))
         if not chunk:
             raise _WorkerDied()
@@ -148,14 +161,52 @@ def _read_exact(fd, n, deadline):
     return b"".join(chunks)
 
 
-def _receive(fd, deadline=None):
-    (size,) = struct.unpack("<I", _read_exact(fd, 4, deadline))
+def _read_frame(fd, deadline=None, output=None):
+    (size,) = struct.unpack("<I", _read_exact(fd, 4, deadline, output))
     if size > _MAX_MESSAGE:
         raise _WorkerDied()
-    message = json.loads(_read_exact(fd, size, deadline))
+    return _read_exact(fd, size, deadline, output)
+
+
+def _receive(fd, deadline=None, output=None):
+    message = json.loads(_read_frame(fd, deadline, output))
     if not isinstance(message, dict):
         raise _WorkerDied()
     return message
+
+
+class _Output:
+    """The worker's stdout and stderr (one pipe), read by the judge server as it goes: the first ``limit`` bytes
+    are kept."""
+
+    def __init__(self, fd, limit):
+        self.fd, self.limit = fd, limit
+        self.data = bytearray()
+        self.truncated = False
+        os.set_blocking(fd, False)
+
+    def take(self):
+        """Read what is available now; True at end of file."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            room = self.limit - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > room:
+                self.truncated = True
+
+    def finish(self):
+        """Read the rest (the worker and everything it started are gone) and close."""
+        try:
+            self.take()
+        finally:
+            os.close(self.fd)
+        return bytes(self.data)
 
 
 # -- the worker (runs model code; never sees the tests) ----------------------------------------------------------
@@ -277,16 +328,27 @@ def _run_stdin(code, text, limit):
 
 
 class _Worker:
-    def __init__(self, pid, cmd_w, reply_r):
+    """The judge's handle on a worker: its pipes, and how to kill it.
+
+    ``pidfd`` (judge server): the worker is not our child; killing it through its pidfd and waiting for the pidfd
+    to become readable means it and everything it started are gone. ``output``: its stdout/stderr pipe, drained
+    while we wait for answers. ``cap``: a deadline (monotonic seconds) no request may pass: the completion's.
+    """
+
+    def __init__(self, pid, cmd_w, reply_r, pidfd=None, output=None):
         self.pid, self.cmd_w, self.reply_r = pid, cmd_w, reply_r
+        self.pidfd, self.output = pidfd, output
+        self.cap = None
         self.alive = True
 
     def request(self, msg, deadline):
         if not self.alive:
             raise _WorkerDied()
+        if self.cap is not None:
+            deadline = self.cap if deadline is None else min(deadline, self.cap)
         try:
             _send(self.cmd_w, msg)
-            return _receive(self.reply_r, deadline)
+            return _receive(self.reply_r, deadline, self.output)
         except _Timeout:
             self.kill()
             raise
@@ -300,11 +362,26 @@ class _Worker:
     def kill(self):
         if self.alive:
             self.alive = False
+            if self.pidfd is not None:
+                try:
+                    signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                select.select([self.pidfd], [], [], 10.0)  # readable: it exited, and its PID namespace is empty
+                return
             try:
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+
+    def close(self):
+        """Kill the worker and release every descriptor; returns its output (bytes)."""
+        self.kill()
+        for fd in (self.cmd_w, self.reply_r, self.pidfd):
+            if fd is not None:
+                os.close(fd)
+        return self.output.finish() if self.output is not None else b""
 
 
 def _deny_processes():
@@ -544,6 +621,118 @@ def _judge_reference(emit, worker, req, timeout):
 
 
 _MODES = {"assert": _judge_assert, "call": _judge_call, "stdio": _judge_stdio, "reference": _judge_reference}
+
+
+# -- the judge server (local backend's fork server) ---------------------------------------------------------------
+
+
+class SpawnError(Exception):
+    """The fork server could not start a worker (an infrastructure failure, not the program's)."""
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _disarm():
+    while True:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return
+        except _Timeout:  # the alarm fired just now: it no longer matters
+            continue
+
+
+def _reference_in_child(req, timeout, deadline):
+    """Reference mode in a fork of the judge server, so that task code cannot change the long-lived server.
+    Returns the records; raises _Timeout past ``deadline``."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        records = []
+        try:
+            records.append({"done": _judge_reference(records.append, None, req, timeout)})
+        except BaseException as exc:  # noqa: BLE001
+            records.append({"load": "error", "error": _describe(exc)})
+        _send(w, {"records": records})
+        os._exit(0)
+    os.close(w)
+    try:
+        return _receive(r, deadline)["records"]
+    except _WorkerDied:
+        return [{"crash": "the reference run ended early"}]
+    finally:
+        os.close(r)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+
+
+def _judge_request(header, request, spawn):
+    """One request of :func:`serve`: returns (status dict, records, worker output)."""
+    start = time.monotonic()
+    timeout_s = float(header["timeout_s"])
+    cap = start + timeout_s
+    records = []
+    status = {}
+    worker = None
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout_s)
+            req = json.loads(request)
+            records.append({"ready": True})
+            test_timeout = float(req.get("test_timeout_s", 5.0))
+            if req["mode"] == "reference":
+                records.extend(_reference_in_child(req, test_timeout, cap))
+            else:
+                worker = spawn(int(header.get("output_limit", 1 << 20)), timeout_s)
+                worker.cap = cap
+                n = _MODES[req["mode"]](records.append, worker, req, test_timeout)
+                records.append({"done": n})
+        finally:
+            _disarm()
+    except _Timeout:
+        status["timed_out"] = True
+    except SpawnError as exc:
+        status["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a malformed request: reported like a crashed judge
+        records.append({"crash": "judge: " + _describe(exc)})
+    output = worker.close() if worker is not None else b""
+    timed_out = status.get("timed_out", False) or time.monotonic() >= cap
+    status.update(
+        exit_code=None if timed_out else 0,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - start,
+        truncated=bool(worker is not None and worker.output is not None and worker.output.truncated),
+    )
+    return status, records, output
+
+
+def serve(conn, spawn):
+    """Judge server loop (the local backend's fork server runs it in a long-lived, isolated process).
+
+    Per request, ``conn`` (a stream socket to the host) carries two frames in: ``{"timeout_s", "output_limit"}``
+    and the request as :func:`main` reads it on stdin; and three frames out: ``{"exit_code", "timed_out",
+    "duration_s", "truncated"}`` (or ``{"error"}`` for an infrastructure failure), the records :func:`main` would
+    have written, and the worker's output. ``spawn(output_limit, timeout_s)`` returns a :class:`_Worker` started by
+    the fork server from a process that never held a request, or raises :class:`SpawnError`. Returns at EOF.
+    """
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, _alarm)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    while True:
+        try:
+            header = _receive(conn)
+            request = _read_frame(conn)
+        except (_WorkerDied, OSError, ValueError, struct.error):
+            return
+        status, records, output = _judge_request(header, request, spawn)
+        _send(conn, status)
+        _send_frame(conn, "".join(json.dumps(r) + "\n" for r in records).encode())
+        _send_frame(conn, output)
 
 
 def main():

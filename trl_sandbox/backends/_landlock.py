@@ -91,8 +91,12 @@ def describe(abi):
     return "landlock v%d (%s)" % (abi, "/".join(parts))
 
 
-def restrict(read_only, read_write, device_files, abi=None):
-    """Confine the calling thread (and its future children) with Landlock.
+def create_ruleset(read_only, read_write, device_files, abi=None):
+    """Build a Landlock ruleset and return its file descriptor (to apply with :func:`restrict_self`).
+
+    Building once and applying many times is what the fork server does: each execution only pays for
+    ``landlock_restrict_self``. A rule on a directory that is later a mount point also covers the filesystem
+    mounted on it (Landlock walks up through mount points).
 
     Args:
         read_only: Directories readable and executable (interpreter, libraries, harness files).
@@ -101,7 +105,7 @@ def restrict(read_only, read_write, device_files, abi=None):
         abi: The ABI to use (``abi_version()`` when None).
 
     Raises:
-        OSError: Landlock is unavailable, or a call failed. No-new-privs must be set before (``prctl``).
+        OSError: Landlock is unavailable, or a call failed.
     """
     libc = _libc()
     abi = abi_version() if abi is None else abi
@@ -132,7 +136,49 @@ def restrict(read_only, read_write, device_files, abi=None):
                     raise OSError(ctypes.get_errno(), "landlock_add_rule failed for %s" % path)
             finally:
                 os.close(fd)
-        if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
-            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset
+
+
+def create_scope_ruleset():
+    """A ruleset (ABI >= 6) that only scopes signals and abstract unix sockets. Applied on top of a domain, it
+    nests a new domain inside it: the process can no longer signal, or connect to abstract sockets of, processes
+    of the outer domain (its siblings and parents), while filesystem and network rules stay those of the outer one.
+
+    Raises:
+        OSError: Landlock is unavailable or older than ABI 6.
+    """
+    libc = _libc()
+    attr = _RulesetAttr(0, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    ruleset = libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(24), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset (scope only) failed")
+    return ruleset
+
+
+def restrict_self(ruleset, libc=None):
+    """Confine the calling thread (and its future children) with the ruleset ``ruleset`` (a descriptor from
+    :func:`create_ruleset`, left open). No-new-privs must be set before (``prctl``).
+
+    Raises:
+        OSError: the kernel refused.
+    """
+    libc = libc or _libc()
+    if libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+
+
+def restrict(read_only, read_write, device_files, abi=None):
+    """Confine the calling thread (and its future children) with Landlock: :func:`create_ruleset` then
+    :func:`restrict_self`. Arguments as for :func:`create_ruleset`.
+
+    Raises:
+        OSError: Landlock is unavailable, or a call failed. No-new-privs must be set before (``prctl``).
+    """
+    ruleset = create_ruleset(read_only, read_write, device_files, abi)
+    try:
+        restrict_self(ruleset)
     finally:
         os.close(ruleset)

@@ -111,6 +111,11 @@ def _child(libc, cfg, alive_r, setup_w):
         for procs in cfg.get("cgroups", []):
             with open(procs, "w") as f:
                 f.write("0")  # this process (and everything it starts) joins the sandbox's cgroup
+        if cfg.get("server"):  # the sandbox's fork server: it applies the remaining layers to each execution
+            os.close(setup_w)
+            import _forkserver
+
+            _forkserver.main(cfg["server"], libc)
         os.chdir(cfg["cwd"])
         for name, (soft, hard) in cfg.get("rlimits", {}).items():
             resource.setrlimit(RLIMITS[name], (soft, hard))
@@ -198,11 +203,39 @@ def _disk_usage(path, limit):
     return total
 
 
+def _serve(libc, cfg):
+    """Server mode: start the sandbox's fork server as PID 1 of its namespaces and wait for it to end. Setup
+    errors go to the control socket (the server reports its own)."""
+    error = _unshare(libc, cfg)
+    if error:
+        _write_status(cfg["server"]["control_fd"], {"error": error})
+        return 0
+    alive_r, alive_w = os.pipe()
+    setup_r, setup_w = os.pipe()
+    os.set_inheritable(setup_w, False)
+    pid = os.fork()
+    if pid == 0:
+        os.close(alive_w)
+        os.close(setup_r)
+        _child(libc, cfg, alive_r, setup_w)
+    os.close(alive_r)
+    os.close(setup_w)
+    os.close(cfg["server"]["control_fd"])  # the server's copies are the only ones: their EOF is the host's end
+    os.close(cfg["server"]["judge_fd"])
+    setup_error = os.read(setup_r, 4096)
+    if setup_error:
+        sys.stderr.write("trl-sandbox fork server setup failed: %s\n" % setup_error.decode(errors="replace"))
+    os.waitpid(pid, 0)
+    return 0
+
+
 def main():
     cfg = json.loads(sys.argv[1])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if cfg.get("server"):
+        return _serve(libc, cfg)
     status_fd = cfg["status_fd"]
     os.set_inheritable(status_fd, False)
-    libc = ctypes.CDLL(None, use_errno=True)
 
     error = _unshare(libc, cfg)
     if error:

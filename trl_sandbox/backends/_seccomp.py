@@ -68,6 +68,11 @@ _DENIED = {
     "acct": (163, 89),
     "quotactl": (179, 60),
     "syslog": (103, 116),
+    # System V IPC and POSIX message queues: objects that would outlive an execution in a shared IPC namespace.
+    "shmget": (29, 194),
+    "semget": (64, 190),
+    "msgget": (68, 186),
+    "mq_open": (240, 180),
 }
 _CLONE = (56, 220)
 _CLONE3 = (435, 435)
@@ -83,8 +88,18 @@ def _insn(code, jt, jf, k):
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def build():
+_UNSHARE = (272, 97)
+_SETNS = (308, 268)
+CLONE_NEWPID = 0x20000000
+
+
+def build(allow_pid_namespaces=False):
     """The BPF program (bytes of ``struct sock_filter``) for this architecture.
+
+    Args:
+        allow_pid_namespaces: Let ``unshare(CLONE_NEWPID)`` and ``setns(fd, CLONE_NEWPID)`` through (exactly those
+            flags): the fork server's filter, so that it can start each execution in a new PID namespace. Both
+            need ``CAP_SYS_ADMIN``, which executions never hold.
 
     Raises:
         OSError: unsupported architecture.
@@ -92,7 +107,8 @@ def build():
     if not supported():
         raise OSError("no seccomp filter for architecture %s" % platform.machine())
     column, audit_arch = _ARCH[platform.machine()]
-    denied = sorted({numbers[column] for numbers in _DENIED.values()})
+    special = {_UNSHARE[column], _SETNS[column]} if allow_pid_namespaces else set()
+    denied = sorted({numbers[column] for numbers in _DENIED.values()} - special)
     # Conditional jumps to labels, resolved once the layout is known: (opcode, k, label).
     checks = []
     if column == 0:
@@ -100,6 +116,9 @@ def build():
     checks += [(BPF_JEQ_K, nr, "deny") for nr in denied]
     checks.append((BPF_JEQ_K, _CLONE3[column], "enosys"))
     checks.append((BPF_JEQ_K, _CLONE[column], "clone"))
+    if allow_pid_namespaces:
+        checks.append((BPF_JEQ_K, _UNSHARE[column], "unshare"))
+        checks.append((BPF_JEQ_K, _SETNS[column], "setns"))
     head = [
         _insn(BPF_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
         _insn(BPF_JEQ_K, 1, 0, audit_arch),
@@ -112,6 +131,8 @@ def build():
     labels["deny"] = labels["allow"] + 1
     labels["enosys"] = labels["deny"] + 1
     labels["clone"] = labels["enosys"] + 1
+    labels["unshare"] = labels["clone"] + 4
+    labels["setns"] = labels["unshare"] + 4
     body = list(head)
     for offset, (op, k, label) in enumerate(checks):
         index = first + offset
@@ -126,6 +147,14 @@ def build():
         _insn(BPF_RET_K, 0, 0, deny),
         _insn(BPF_RET_K, 0, 0, RET_ALLOW),
     ]
+    if allow_pid_namespaces:
+        for offset in (16, 24):  # unshare: args[0] == CLONE_NEWPID; setns: args[1] == CLONE_NEWPID
+            body += [
+                _insn(BPF_LD_W_ABS, 0, 0, offset),
+                _insn(BPF_JEQ_K, 0, 1, CLONE_NEWPID),
+                _insn(BPF_RET_K, 0, 0, RET_ALLOW),
+                _insn(BPF_RET_K, 0, 0, deny),
+            ]
     return b"".join(body)
 
 
@@ -133,15 +162,26 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install(program=None):
-    """Install the filter on the calling thread (inherited by children and across ``execve``).
-
-    No-new-privs must be set first. Raises OSError when the kernel refuses.
-    """
+def prepare(program=None):
+    """The ``sock_fprog`` for ``program`` (default :func:`build`), ready for :func:`install`: a fork server
+    prepares it once and installs it in every execution without rebuilding."""
     program = build() if program is None else program
     buf = ctypes.create_string_buffer(program, len(program))
     prog = _Fprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
+    prog._keep = buf  # the filter's memory lives as long as the structure
+    return prog
+
+
+def install(program=None, libc=None):
+    """Install the filter on the calling thread (inherited by children and across ``execve``).
+
+    Args:
+        program: Filter bytes (default :func:`build`) or a structure from :func:`prepare`.
+
+    No-new-privs must be set first. Raises OSError when the kernel refuses.
+    """
+    prog = program if isinstance(program, _Fprog) else prepare(program)
+    libc = libc or ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 

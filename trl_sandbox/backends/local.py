@@ -10,11 +10,13 @@ environment. See :class:`LocalBackend` for the layers and the README's security 
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -29,12 +31,14 @@ import anyio
 from anyio.abc import ByteReceiveStream
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
+from ..tasks import HARNESS_FILES, HARNESS_NAME
 from . import _landlock, _seccomp
 from .base import Backend, ExecResult, Sandbox
 
 logger = logging.getLogger(__name__)
 
 _LAUNCHER = str(Path(__file__).with_name("_launcher.py"))
+_HARNESS_SOURCE = str(Path(__file__).parent.parent / "_harness.py")
 _SANDBOX_UID_BASE = 61000
 _SANDBOX_UID_SPAN = 20000
 # What a sandboxed command sees as its environment: nothing from the host (no tokens, no proxies).
@@ -75,6 +79,9 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
 _CGROUP_V1 = Path("/sys/fs/cgroup")
 # Seconds the host waits past an execution's own timeout before it kills the launcher itself.
 _HOST_GRACE_S = 2.0
+# Seconds a fork server may take to start (import and prepare) and to stop.
+_SERVER_START_S = 60.0
+_SERVER_STOP_S = 5.0
 
 
 def _rmtree(path: Path) -> None:
@@ -128,6 +135,10 @@ class LocalBackend(Backend):
         scratch_limit_bytes: Size of the scratch directory (bytes): all files an execution writes.
         namespaces: None (default): use namespaces when the kernel allows them. False: never (tests the
             fallback layers).
+        fork_server: True (default): with namespaces, each sandbox runs a fork server (``_forkserver.py``), a
+            pre-started interpreter that forks every execution and applies every layer to it, and runs the
+            trusted harness in the fork (about 1 ms of overhead instead of two interpreter starts). False: one
+            launcher and interpreter per execution (the path also used without namespaces).
         allow_weak_isolation: Run without namespaces when the kernel refuses them (logs a warning). Default False:
             :meth:`start` raises :class:`~trl_sandbox.errors.IsolationUnavailableError` instead.
     """
@@ -147,6 +158,7 @@ class LocalBackend(Backend):
         max_open_files: int = 256,
         scratch_limit_bytes: int = 64 << 20,
         namespaces: bool | None = None,
+        fork_server: bool = True,
         allow_weak_isolation: bool = False,
     ) -> None:
         for label, value in (
@@ -180,6 +192,10 @@ class LocalBackend(Backend):
         self._cgroups: dict[str, Path] = {}
         self._started = False
         self._layers: list[str] = []
+        self.fork_server = fork_server
+        self._use_server = False  # decided at start(): fork_server and namespaces
+        self._servers: dict[str, _ForkServer] = {}
+        self._harness_ok: set[str] = set()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -229,8 +245,28 @@ class LocalBackend(Backend):
                 "sandbox_backend_options={'python': '/path/to/python3'} with an interpreter outside any private "
                 "home directory."
             )
+        if self.fork_server and self._namespaces:
+            await self._start_fork_servers()
         self._layers = self._layer_names()
         self._started = True
+
+    async def _start_fork_servers(self) -> None:
+        """Switch to fork servers, and prove their layers with the same probe; fall back to one launcher per
+        execution (with a warning) when the server cannot start here (e.g. a sandbox Python older than 3.9)."""
+        self._use_server = True
+        try:
+            sandbox = await self.create({"trl-sandbox-probe": "1"})
+        except InfrastructureError as exc:
+            logger.warning("trl-sandbox local backend: fork server unavailable (%s); one interpreter per execution", exc)
+            self._use_server = False
+            return
+        try:
+            info, error = await self._probe(sandbox, _PROBE, layers=True)
+            if error:
+                raise IsolationUnavailableError(f"the local backend's fork server failed its probe: {error}")
+            self._check_probe(info)
+        finally:
+            await self.delete(sandbox)
 
     def _require_layers(self) -> None:
         """Refuse (unless weak isolation is allowed) when the available layers cannot hold the containment list."""
@@ -255,6 +291,8 @@ class LocalBackend(Backend):
 
     def _layer_names(self) -> list[str]:
         layers = []
+        if self._use_server:
+            layers.append("fork server")
         if self._namespaces:
             layers.append("namespaces net+pid+ipc+uts+mnt" + ("+user" if not self._is_root else ""))
         else:
@@ -331,6 +369,13 @@ class LocalBackend(Backend):
         if problems:
             raise IsolationUnavailableError("the local backend's isolation probe failed: " + "; ".join(problems))
 
+    async def aclose(self) -> None:
+        """Stop the fork servers of sandboxes not deleted (their directories stay, as the contract says)."""
+        for sandbox_id in list(self._servers):
+            server = self._servers.pop(sandbox_id)
+            with anyio.CancelScope(shield=True):
+                await server.stop()
+
     # -- contract --------------------------------------------------------------------------------------------------
 
     async def create(self, labels: Mapping[str, str]) -> Sandbox:
@@ -354,7 +399,46 @@ class LocalBackend(Backend):
         except OSError as exc:
             raise InfrastructureError(f"local backend: cannot create sandbox directory {path}: {exc}") from exc
         self._create_cgroups(sandbox_id)
-        return self._handle(sandbox_id, dict(labels))
+        sandbox = self._handle(sandbox_id, dict(labels))
+        if self._use_server:
+            try:
+                self._servers[sandbox_id] = await _ForkServer.start(self._server_launch(sandbox), path)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await self.delete(sandbox)
+                raise
+        return sandbox
+
+    def _server_launch(self, sandbox: Sandbox) -> tuple[list[str], dict]:
+        """The launcher command and config (without the socket descriptors) of ``sandbox``'s fork server."""
+        rlimits = self._rlimits(1.0)
+        del rlimits["cpu"]  # per execution, from its timeout
+        server: dict[str, Any] = {
+            "harness_path": _HARNESS_SOURCE,
+            "runs": str(Path(sandbox.data) / "runs"),
+            "scratch_size": self.scratch_limit_bytes,
+            "uid": self._uid(sandbox) if self._is_root else os.getuid(),
+            "gid": self._uid(sandbox) if self._is_root else os.getgid(),
+            "root": self._is_root,
+            "seccomp": self._seccomp,
+            "env": dict(_BASE_ENV),
+            "rlimits": rlimits,
+            "judge_rlimits": {k: v for k, v in rlimits.items() if k in ("as", "nofile", "core")},
+        }
+        if self._landlock_abi:
+            server["landlock"] = {
+                "abi": self._landlock_abi,
+                "ro": [*self._landlock_ro, sandbox.workdir],
+                "dev": list(_DEVICES),
+            }
+        cfg = {
+            "server": server,
+            "namespaces": True,
+            "userns": not self._is_root,
+            "cgroups": [str(g / "cgroup.procs") for g in self._cgroup_dirs(sandbox.id).values() if g.exists()],
+        }
+        assert self.python is not None
+        return [*self._python_argv(self.python), _LAUNCHER], cfg
 
     def _cgroup_dirs(self, sandbox_id: str) -> dict[str, Path]:
         return {name: base / "trl-sandbox" / sandbox_id for name, base in self._cgroups.items()}
@@ -417,6 +501,12 @@ class LocalBackend(Backend):
                 os.chmod(target, 0o644)
             except OSError as exc:
                 raise InfrastructureError(f"local backend: writing {name} into {sandbox.id} failed: {exc}") from exc
+            if name == HARNESS_NAME:
+                # The fork server runs its own preloaded copy of the harness when the sandbox's is identical.
+                if content == HARNESS_FILES[HARNESS_NAME]:
+                    self._harness_ok.add(sandbox.id)
+                else:
+                    self._harness_ok.discard(sandbox.id)
 
     async def exec(
         self,
@@ -433,11 +523,21 @@ class LocalBackend(Backend):
             InfrastructureError: the sandbox is gone, the launcher could not start or isolate the command, or the
                 launcher itself stopped answering.
         """
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        server = self._servers.get(sandbox.id)
+        if server is not None:
+            harness = (
+                sandbox.id in self._harness_ok
+                and list(argv) == [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
+            )
+            if harness:
+                return await server.judge(stdin, timeout_s, self.output_limit_bytes)
+            request = {"argv": list(argv), "env": _BASE_ENV, "timeout_s": timeout_s, "rlimits": self._rlimits(timeout_s)}
+            return await server.exec(request, stdin, timeout_s, self.output_limit_bytes)
         runs = Path(sandbox.data) / "runs"
         if not runs.is_dir():
             raise InfrastructureError(f"local backend: sandbox {sandbox.id} does not exist")
-        if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         try:
             scratch = Path(tempfile.mkdtemp(dir=runs))
         except OSError as exc:
@@ -447,20 +547,12 @@ class LocalBackend(Backend):
             uid = gid = self._uid(sandbox)
             os.chown(scratch, uid, gid)
         os.chmod(scratch, 0o700)
-        cpu = int(timeout_s) + 1
         cfg = {
             "argv": list(argv),
             "cwd": str(scratch),
             "env": {**_BASE_ENV, "HOME": str(scratch), "TMPDIR": str(scratch)},
             "timeout_s": timeout_s,
-            "rlimits": {
-                "cpu": [cpu, cpu + 1],
-                "as": [self.memory_limit_bytes, self.memory_limit_bytes],
-                "fsize": [self.file_size_limit_bytes, self.file_size_limit_bytes],
-                "nproc": [self.max_processes, self.max_processes],
-                "nofile": [self.max_open_files, self.max_open_files],
-                "core": [0, 0],
-            },
+            "rlimits": self._rlimits(timeout_s),
             "uid": uid,
             "gid": gid,
             "namespaces": self._namespaces,
@@ -491,6 +583,17 @@ class LocalBackend(Backend):
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_rmtree, scratch)
+
+    def _rlimits(self, timeout_s: float) -> dict[str, list[int]]:
+        cpu = int(timeout_s) + 1
+        return {
+            "cpu": [cpu, cpu + 1],
+            "as": [self.memory_limit_bytes, self.memory_limit_bytes],
+            "fsize": [self.file_size_limit_bytes, self.file_size_limit_bytes],
+            "nproc": [self.max_processes, self.max_processes],
+            "nofile": [self.max_open_files, self.max_open_files],
+            "core": [0, 0],
+        }
 
     async def _run_launcher(self, cfg: dict, stdin: bytes, timeout_s: float) -> ExecResult:
         status_r, status_w = os.pipe()
@@ -580,7 +683,13 @@ class LocalBackend(Backend):
         )
 
     async def delete(self, sandbox: Sandbox) -> None:
-        """Delete the sandbox directory (and anything an execution left). Missing sandboxes are ignored."""
+        """Stop the sandbox's fork server (killing running executions) and delete its directory (and anything an
+        execution left). Missing sandboxes are ignored."""
+        server = self._servers.pop(sandbox.id, None)
+        self._harness_ok.discard(sandbox.id)
+        if server is not None:
+            with anyio.CancelScope(shield=True):
+                await server.stop()
         path = self.root_dir / sandbox.id
         if path.exists():
             await anyio.to_thread.run_sync(_rmtree, path)
@@ -636,4 +745,297 @@ def _read_all(fd: int) -> bytes:
             data += chunk
     finally:
         os.close(fd)
+    return data
+
+
+class _ForkServer:
+    """Host side of one sandbox's fork server (``_forkserver.py``): the launcher process, the control socket and
+    the judge server's socket.
+
+    :meth:`judge` runs one harness request on the judge server (one round trip); :meth:`exec` runs any other
+    command (its four pipe ends travel with the message) and collects stdout, stderr and the status. The fork
+    server itself never sees a request's content.
+    """
+
+    _ids = itertools.count(1)
+
+    def __init__(self, proc: subprocess.Popen, sock: socket.socket, judge_sock: socket.socket, log_path: Path) -> None:
+        self.proc = proc
+        self.sock = sock
+        self.judge_sock = judge_sock
+        self.log_path = log_path
+        self._send_lock = anyio.Lock()
+        self._judge_lock = anyio.Lock()
+        self._judge_buffer = bytearray()
+        self._dead: str | None = None
+
+    @classmethod
+    async def start(cls, launch: tuple[list[str], dict], sandbox_dir: Path) -> _ForkServer:
+        """Start the launcher in server mode and wait for the server's ``ready``.
+
+        Raises:
+            InfrastructureError: it could not start, reported an error, or did not answer in time.
+        """
+        argv, cfg = launch
+        host_sock, server_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        host_judge, server_judge = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        log_path = sandbox_dir / "server.log"
+        cfg["server"]["control_fd"] = server_sock.fileno()
+        cfg["server"]["judge_fd"] = server_judge.fileno()
+        try:
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen(
+                    [*argv, json.dumps(cfg)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    pass_fds=(server_sock.fileno(), server_judge.fileno()),
+                    start_new_session=True,
+                    cwd=str(sandbox_dir),
+                    env={},
+                )
+        except OSError as exc:
+            host_sock.close()
+            host_judge.close()
+            raise InfrastructureError(f"local backend: cannot start the fork server: {exc}") from exc
+        finally:
+            server_sock.close()
+            server_judge.close()
+        host_sock.setblocking(False)
+        host_judge.setblocking(False)
+        server = cls(proc, host_sock, host_judge, log_path)
+        try:
+            with anyio.fail_after(_SERVER_START_S):
+                await anyio.wait_readable(host_sock)
+            reply = host_sock.recv(65536)
+            message = json.loads(reply) if reply else {"error": "it exited"}
+        except (TimeoutError, OSError, ValueError) as exc:
+            message = {"error": f"no answer ({type(exc).__name__})"}
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await server.stop()
+            raise
+        if not message.get("ready"):
+            with anyio.CancelScope(shield=True):
+                await server.stop()
+            raise InfrastructureError(f"local backend: the fork server did not start: {message.get('error')}{server.log_tail()}")
+        return server
+
+    def log_tail(self) -> str:
+        try:
+            tail = self.log_path.read_bytes()[-1000:].decode(errors="replace").strip()
+        except OSError:
+            return ""
+        return f"; its log: {tail}" if tail else ""
+
+    async def _send(self, data: bytes, fds: Sequence[int] = ()) -> None:
+        async with self._send_lock:
+            while True:
+                try:
+                    socket.send_fds(self.sock, [data], list(fds))
+                    return
+                except BlockingIOError:
+                    await anyio.wait_writable(self.sock)
+
+    async def judge(self, request: bytes, timeout_s: float, output_limit: int) -> ExecResult:
+        """Run one harness request (the bytes the harness reads on stdin) on the judge server.
+
+        Returns what a harness execution would: the records as stdout, the worker's output as stderr.
+
+        Raises:
+            InfrastructureError: the judge server is gone, could not start a worker, or did not answer within
+                ``timeout_s`` plus a grace period (it is then treated as dead: the sandbox gets replaced).
+        """
+        if self._dead:
+            raise InfrastructureError(self._dead)
+        header = json.dumps({"timeout_s": timeout_s, "output_limit": output_limit}).encode()
+        async with self._judge_lock:
+            try:
+                with anyio.fail_after(timeout_s + _HOST_GRACE_S):
+                    await self._judge_send(_frame(header) + _frame(request))
+                    status = json.loads(await self._judge_frame())
+                    records = await self._judge_frame()
+                    output = await self._judge_frame()
+            except (OSError, ValueError, EOFError, TimeoutError) as exc:
+                self._dead = f"local backend: the judge server failed ({type(exc).__name__}: {exc}){self.log_tail()}"
+                raise InfrastructureError(self._dead) from None
+            except BaseException:  # cancelled mid-request: the stream is out of step; never reuse it
+                self._dead = "local backend: a judge request was cancelled; the sandbox must be replaced"
+                raise
+        if "error" in status:
+            raise InfrastructureError(f"local backend: {status['error']}")
+        return ExecResult(
+            exit_code=status["exit_code"],
+            stdout=records,
+            stderr=output,
+            duration_s=status["duration_s"],
+            timed_out=status["timed_out"],
+            output_truncated=status.get("truncated", False),
+        )
+
+    async def _judge_send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[self.judge_sock.send(view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self.judge_sock)
+
+    async def _judge_frame(self) -> bytes:
+        buf = self._judge_buffer
+        while True:
+            if len(buf) >= 4:
+                size = int.from_bytes(buf[:4], "little")
+                if len(buf) >= 4 + size:
+                    frame = bytes(buf[4 : 4 + size])
+                    del buf[: 4 + size]
+                    return frame
+            try:
+                chunk = self.judge_sock.recv(1 << 20)
+            except BlockingIOError:
+                await anyio.wait_readable(self.judge_sock)
+                continue
+            if not chunk:
+                raise EOFError("the judge server closed its socket")
+            buf += chunk
+
+    async def exec(self, request: dict, stdin: bytes, timeout_s: float, output_limit: int) -> ExecResult:
+        """Run one execution; see :meth:`LocalBackend.exec`.
+
+        Raises:
+            InfrastructureError: the server is gone or did not report within ``timeout_s`` plus a grace period.
+        """
+        if self._dead:
+            raise InfrastructureError(self._dead)
+        request["id"] = exec_id = next(self._ids)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        status_r, status_w = os.pipe()
+        ours = [in_w, out_r, err_r, status_r]
+        for fd in ours:
+            os.set_blocking(fd, False)
+        finished = False
+
+        def close_ours(fd: int) -> None:
+            if fd in ours:
+                ours.remove(fd)
+                os.close(fd)
+
+        async def write_rest(data: bytes) -> None:
+            try:
+                while data:
+                    await anyio.wait_writable(in_w)
+                    data = _write_some(in_w, data)
+            finally:
+                close_ours(in_w)
+
+        try:
+            try:
+                await self._send(json.dumps(request).encode(), [in_r, out_w, err_w, status_w])
+            except OSError as exc:
+                self._dead = f"local backend: the fork server is gone ({exc}){self.log_tail()}"
+                raise InfrastructureError(self._dead) from exc
+            finally:
+                for fd in (in_r, out_w, err_w, status_w):
+                    os.close(fd)
+            stdout = _Capture(output_limit)
+            stderr = _Capture(output_limit)
+            status = _Capture(1 << 16)
+            with anyio.move_on_after(timeout_s + _HOST_GRACE_S):
+                async with anyio.create_task_group() as tg:
+                    rest = _write_some(in_w, stdin)
+                    if rest:
+                        tg.start_soon(write_rest, rest)
+                    else:
+                        close_ours(in_w)
+                    tg.start_soon(stderr.drain, err_r)
+                    await stdout.drain(out_r)
+                    await status.drain(status_r)
+                finished = True
+        finally:
+            if not finished:  # timed out on our side or cancelled from outside: the server kills it
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    try:
+                        await self._send(json.dumps({"cancel": exec_id}).encode())
+                    except OSError:
+                        pass
+            for fd in list(ours):
+                close_ours(fd)
+        if not finished:
+            raise InfrastructureError(f"local backend: the fork server did not finish {_HOST_GRACE_S}s past its timeout")
+        try:
+            result = json.loads(bytes(status.data))
+        except ValueError:
+            self._dead = f"local backend: the fork server died during an execution{self.log_tail()}"
+            raise InfrastructureError(self._dead) from None
+        if "error" in result:
+            raise InfrastructureError(f"local backend: {result['error']}")
+        return ExecResult(
+            exit_code=result["exit_code"],
+            stdout=bytes(stdout.data),
+            stderr=bytes(stderr.data),
+            duration_s=result["duration_s"],
+            timed_out=result["timed_out"],
+            output_truncated=stdout.truncated or stderr.truncated,
+        )
+
+    async def stop(self) -> None:
+        """Close the control socket (the server kills running executions and exits), then reap the launcher,
+        killing it after a grace period."""
+        self.sock.close()
+        self.judge_sock.close()
+        self._dead = "local backend: the sandbox was deleted"
+        pidfd = None
+        try:
+            pidfd = os.pidfd_open(self.proc.pid)
+            with anyio.move_on_after(_SERVER_STOP_S):
+                await anyio.wait_readable(pidfd)
+        except OSError:
+            pass
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+        if self.proc.poll() is None:
+            _killpg(self.proc.pid)
+            await anyio.to_thread.run_sync(self.proc.wait)
+
+
+def _frame(data: bytes) -> bytes:
+    return len(data).to_bytes(4, "little") + data
+
+
+class _Capture:
+    """Reads a non-blocking pipe to EOF, keeping the first ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.truncated = False
+
+    async def drain(self, fd: int) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+                continue
+            if not chunk:
+                return
+            room = self.limit - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > room:
+                self.truncated = True
+
+
+def _write_some(fd: int, data: bytes) -> bytes:
+    """Write what fits now into a non-blocking pipe; return the rest (empty when all was written)."""
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    except BlockingIOError:
+        pass
+    except OSError:  # the execution exited without reading its input
+        return b""
     return data

@@ -1,0 +1,527 @@
+"""Fork server of the local backend: one pre-started, trusted interpreter per sandbox that forks each execution.
+
+Started by ``_launcher.py`` (server mode) as PID 1 of the sandbox's own network, PID, IPC, UTS and mount namespaces,
+in the sandbox's cgroups. Standard library only; never imported by the trainer.
+
+Why: starting Python costs tens of milliseconds per completion, and most of what remains is the kernel copying
+pages a fresh process touches. So the server imports the harness and the common standard library once, prepares
+everything it can once, and per completion forks *one* process, the worker that runs the model's code, while
+the tests are judged by a *judge server* that lives as long as the sandbox.
+
+Processes of a sandbox (all in its namespaces and cgroups):
+
+- the server (this module; root, or every capability of its user namespace): at start it mounts the sandbox's
+  scratch tmpfs (``scratch_size`` bytes) with a few *slot* directories, then restricts itself with Landlock
+  (read-only: interpreter, system libraries, the sandbox's files; read-write: the slots; no TCP; signals and
+  abstract unix sockets scoped) and seccomp (the deny-list, plus ``unshare``/``setns`` of PID namespaces only),
+  with no-new-privs. Everything it forks inherits those;
+- the judge server (forked once at start; the sandbox uid, no capabilities): runs
+  :func:`trl_sandbox._harness.serve` on the host's judge socket. It never runs model code;
+- per completion, a worker (forked on the judge's request, from this server, which never held a request or a
+  test): PID 1 of a new PID namespace (when it is killed, everything it started dies before the judge sees it
+  gone), in a fresh, emptied slot as its only writable directory, with per-execution rlimits, nice 10, the sandbox
+  uid and no capabilities, and a fixed environment. The judge holds its pidfd to kill it;
+- per generic execution (``exec`` of any other command, e.g. the health check): the same, then ``execve``.
+
+System V IPC and POSIX message queues (objects that would outlive an execution in the sandbox's IPC namespace) are
+denied by seccomp.
+
+Protocol on the control socket (``SOCK_SEQPACKET``, one message per datagram):
+
+- server -> host once: ``{"ready": true}`` or ``{"error": message}``;
+- host -> server: ``{"id", "argv", "env", "timeout_s", "rlimits"}`` with four descriptors attached (stdin, stdout,
+  stderr, status); ``{"cancel": id}`` kills a running execution;
+- the status descriptor receives one JSON object when the execution has ended and everything it started is gone:
+  ``{"exit_code", "timed_out", "duration_s"}`` or ``{"error": setup failure}``. EOF on the control socket (the host
+  closed it or died) kills every process of the sandbox and ends the server.
+
+The judge asks for workers on its own ``SOCK_SEQPACKET`` socket: ``{"cpu_s"}`` with three descriptors (command
+pipe, reply pipe, output pipe); the answer is ``{"pid"}`` with the worker's pidfd, or ``{"error"}``.
+"""
+
+import ctypes
+import gc
+import importlib.util
+import json
+import os
+import platform
+import resource
+import select
+import signal
+import socket
+import stat
+import sys
+import time
+
+import _landlock
+import _seccomp
+
+CLONE_NEWPID = 0x20000000
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
+PR_SET_NO_NEW_PRIVS = 38
+MS_NOSUID = 2
+MS_NODEV = 4
+_CAPSET = {"x86_64": 126, "aarch64": 91}
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+SLOTS = 4
+
+RLIMITS = {
+    "cpu": resource.RLIMIT_CPU,
+    "as": resource.RLIMIT_AS,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nproc": resource.RLIMIT_NPROC,
+    "nofile": resource.RLIMIT_NOFILE,
+    "core": resource.RLIMIT_CORE,
+}
+
+# Imported once here so that executions find them loaded: code importing them pays nothing.
+PRELOAD = (
+    "array", "bisect", "collections", "copy", "dataclasses", "datetime", "decimal", "fractions", "functools",
+    "hashlib", "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "typing",
+)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _write_all(fd, data):
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _close_all_but(keep):
+    low = 3
+    for fd in sorted(keep):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, 1 << 20)
+
+
+def _empty(path):
+    """Remove everything under ``path`` (even what an execution made unwritable), keeping ``path`` itself."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                os.chmod(entry.path, stat.S_IRWXU)
+                _empty(entry.path)
+                os.rmdir(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+class Server:
+    """The server; ``cfg`` comes from ``LocalBackend._server_launch``."""
+
+    def __init__(self, cfg, libc):
+        self.cfg = cfg
+        self.libc = libc
+        self.uid, self.gid, self.root = cfg["uid"], cfg["gid"], cfg["root"]
+        self.ctrl = socket.socket(fileno=cfg["control_fd"])
+        self.host_judge_fd = cfg["judge_fd"]
+        spec = importlib.util.spec_from_file_location("trl_sandbox_harness", cfg["harness_path"])
+        self.harness = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.harness)
+        for name in PRELOAD:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+        self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        self.devnull = os.open(os.devnull, os.O_RDWR)
+        runs = cfg["runs"]
+        options = "size=%d,nr_inodes=%d,mode=0711" % (cfg["scratch_size"], cfg.get("scratch_inodes", 4096) + SLOTS)
+        if libc.mount(b"tmpfs", runs.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
+            raise OSError(ctypes.get_errno(), "mounting the sandbox's scratch tmpfs failed")
+        self.slots = []
+        for i in range(SLOTS):
+            path = os.path.join(runs, str(i))
+            os.mkdir(path, 0o700)
+            os.chown(path, self.uid, self.gid)
+            self.slots.append(path)
+        self.free = list(self.slots)
+        self.alive_r, self.alive_w = os.pipe()
+        self.running = {}  # our pidfd -> record of a running child
+        self.by_id = {}
+        self.pending = []  # requests waiting for a free slot
+        # The judge's socket (SOCK_SEQPACKET): we answer its requests for workers.
+        self.judge_sock, judge_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._restrict()
+        # Each execution enters a nested Landlock domain that only scopes signals and abstract sockets: it cannot
+        # signal the judge, this server or another execution even if it could name them.
+        landlock = cfg.get("landlock")
+        self.scope = _landlock.create_scope_ruleset() if landlock and landlock["abi"] >= 6 else None
+        self.judge_pid = self._start_judge(judge_end)
+        judge_end.close()
+        os.close(self.host_judge_fd)
+        # Objects that exist now are never collected: forks do not copy their pages when the GC walks them.
+        gc.collect()
+        gc.freeze()
+
+    def _restrict(self):
+        """Landlock, no-new-privs and seccomp for this server and everything it will fork."""
+        libc, cfg = self.libc, self.cfg
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        landlock = cfg.get("landlock")
+        if landlock:
+            ruleset = _landlock.create_ruleset(landlock["ro"], self.slots, landlock["dev"], abi=landlock["abi"])
+            try:
+                _landlock.restrict_self(ruleset, libc)
+            finally:
+                os.close(ruleset)
+        if cfg.get("seccomp"):
+            _seccomp.install(_seccomp.build(allow_pid_namespaces=True), libc)
+
+    # -- processes --------------------------------------------------------------------------------------------------
+
+    def _drop_privileges(self):
+        """In a forked child: the sandbox uid with no groups (root), or no capabilities (user namespace)."""
+        if self.root:
+            os.setgroups([])
+            os.setresgid(self.gid, self.gid, self.gid)
+            os.setresuid(self.uid, self.uid, self.uid)
+        else:
+            number = _CAPSET.get(platform.machine())
+            if number is None:
+                raise OSError("capset: unsupported architecture %s" % platform.machine())
+            data = (_CapData * 2)()
+            if self.libc.syscall(number, ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), data) != 0:
+                raise OSError(ctypes.get_errno(), "capset failed")
+
+    def _child_common(self, fds, keep, rlimits, slot, env):
+        """Setup shared by every forked execution: die with us, descriptors 0-2, nothing else inherited, the slot
+        as working directory, rlimits, nice, no privileges, a fixed environment."""
+        self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        os.close(self.alive_w)
+        if select.select([self.alive_r], [], [], 0)[0]:  # we died before prctl took effect
+            os._exit(1)
+        os.setsid()  # its own session and process group: kill(0, ...) reaches nothing of ours
+        if self.scope is not None:
+            _landlock.restrict_self(self.scope, self.libc)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        _close_all_but(keep)
+        os.chdir(slot)
+        for name, (soft, hard) in rlimits.items():
+            resource.setrlimit(RLIMITS[name], (soft, hard))
+        os.nice(10)
+        self._drop_privileges()
+        os.umask(0o077)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
+            signal.signal(sig, signal.SIG_DFL)
+        os.environ.clear()
+        os.environ.update(env)
+        os.environ["HOME"] = os.environ["TMPDIR"] = slot
+
+    def _fork_in_new_pidns(self):
+        # Back to our own PID namespace, then a fresh one for the next child, which is its PID 1.
+        if self.libc.setns(self.pidns, CLONE_NEWPID) != 0 or self.libc.unshare(CLONE_NEWPID) != 0:
+            raise OSError(ctypes.get_errno(), "a new PID namespace was refused")
+        return os.fork()
+
+    def _start_judge(self, judge_end):
+        pid = os.fork()
+        if pid:
+            return pid
+        try:
+            self.libc.prctl(PR_SET_NAME, b"trl-sbx-judge", 0, 0, 0)
+            self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            os.setsid()
+            os.dup2(self.devnull, 0)
+            os.dup2(self.devnull, 1)
+            keep = {self.host_judge_fd, judge_end.fileno()}
+            _close_all_but(keep)
+            os.chdir(self.cfg["runs"])
+            limits = self.cfg["judge_rlimits"]
+            for name, (soft, hard) in limits.items():
+                resource.setrlimit(RLIMITS[name], (soft, hard))
+            self._drop_privileges()
+            self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+            os.environ.clear()
+            spawn = _Spawner(judge_end, self.harness)
+            self.harness.serve(self.host_judge_fd, spawn)
+        except BaseException as exc:  # noqa: BLE001
+            try:
+                os.write(2, ("trl-sandbox judge server: %s: %s\n" % (type(exc).__name__, exc)).encode())
+            finally:
+                os._exit(1)
+        os._exit(0)
+
+    # -- the loop ---------------------------------------------------------------------------------------------------
+
+    def serve(self):
+        self.libc.prctl(PR_SET_NAME, b"trl-sbx-server", 0, 0, 0)
+        self.ctrl.sendall(json.dumps({"ready": True}).encode())
+        poller = select.poll()
+        self.poller = poller
+        poller.register(self.ctrl.fileno(), select.POLLIN)
+        poller.register(self.judge_sock.fileno(), select.POLLIN)
+        judge_pidfd = os.pidfd_open(self.judge_pid)
+        poller.register(judge_pidfd, select.POLLIN)
+        while True:
+            now = time.monotonic()
+            deadlines = [r["deadline"] for r in self.running.values() if r["deadline"] and not r["killed"]]
+            timeout = max(0.0, min(deadlines) - now) * 1000 + 1 if deadlines else None
+            events = poller.poll(timeout)
+            # Reap first: a finished worker's slot is then free for a request in the same batch.
+            for fd, _mask in events:
+                if fd in self.running:
+                    self._reap(fd)
+            for fd, _mask in events:
+                if fd == self.ctrl.fileno():
+                    if not self._on_host():
+                        self._shutdown()
+                        return
+                elif fd == self.judge_sock.fileno():
+                    self._on_judge()
+                elif fd == judge_pidfd:
+                    poller.unregister(judge_pidfd)
+                    os.waitpid(self.judge_pid, 0)  # the host sees its socket close and replaces the sandbox
+            now = time.monotonic()
+            for run in self.running.values():
+                if run["deadline"] and not run["killed"] and now >= run["deadline"]:
+                    self._kill(run, timed_out=True)
+
+    def _on_host(self):
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self.ctrl, 1 << 20, 8)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            return False
+        try:
+            msg = json.loads(data)
+        except ValueError:
+            msg = {}
+        if "cancel" in msg:
+            run = self.by_id.get(msg["cancel"])
+            if run is not None and not run["killed"]:
+                self._kill(run, timed_out=False)
+            for fd in fds:
+                os.close(fd)
+        elif len(fds) == 4:
+            self._queue(self._start_exec, msg, fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+        return True
+
+    def _on_judge(self):
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self.judge_sock, 4096, 4)
+        except OSError:
+            return
+        if not data or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            if fds:
+                self._answer_judge({"error": "malformed worker request"})
+            return
+        try:
+            msg = json.loads(data)
+        except ValueError:
+            msg = {}
+        self._queue(self._start_worker, msg, fds)
+
+    def _queue(self, start, msg, fds):
+        if self.free:
+            start(self.free.pop(), msg, fds)
+        else:
+            self.pending.append((start, msg, fds))
+
+    def _answer_judge(self, msg, fds=()):
+        try:
+            socket.send_fds(self.judge_sock, [json.dumps(msg).encode()], list(fds))
+        except OSError:
+            pass
+
+    def _track(self, pid, slot, **fields):
+        pidfd = os.pidfd_open(pid)
+        run = {"pid": pid, "pidfd": pidfd, "slot": slot, "start": time.monotonic(), "deadline": None,
+               "killed": False, "timed_out": False, "id": None, "status": None, "setup": None}
+        run.update(fields)
+        self.running[pidfd] = run
+        if run["id"] is not None:
+            self.by_id[run["id"]] = run
+        self.poller.register(pidfd, select.POLLIN)
+        return run
+
+    def _start_worker(self, slot, msg, fds):
+        cmd_r, reply_w, out_w = fds
+        cpu = int(float(msg.get("cpu_s", 30))) + 1
+        rlimits = dict(self.cfg["rlimits"], cpu=[cpu, cpu + 1])
+        try:
+            pid = self._fork_in_new_pidns()
+        except OSError as exc:
+            for fd in fds:
+                os.close(fd)
+            self.free.append(slot)
+            self._answer_judge({"error": "cannot start a worker: %s" % exc})
+            return
+        if pid == 0:
+            try:
+                self.libc.prctl(PR_SET_NAME, b"trl-sbx-worker", 0, 0, 0)
+                self._child_common((self.devnull, out_w, out_w), {cmd_r, reply_w}, rlimits, slot, self.cfg["env"])
+                self.harness._worker(cmd_r, reply_w)
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        run = self._track(pid, slot)
+        judge_pidfd = os.dup(run["pidfd"])
+        try:
+            self._answer_judge({"pid": pid}, [judge_pidfd])
+        finally:
+            os.close(judge_pidfd)
+
+    def _start_exec(self, slot, msg, fds):
+        stdin, stdout, stderr, status = fds
+        setup_r, setup_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            pid = self._fork_in_new_pidns()
+        except OSError as exc:
+            for fd in (stdin, stdout, stderr, setup_r, setup_w):
+                os.close(fd)
+            _write_all(status, json.dumps({"error": "fork server: cannot start: %s" % exc}).encode())
+            os.close(status)
+            self.free.append(slot)
+            return
+        if pid == 0:
+            try:
+                os.close(setup_r)
+                self._child_common((stdin, stdout, stderr), {setup_w}, msg.get("rlimits", {}), slot, msg["env"])
+                argv = msg["argv"]
+                os.execve(argv[0], argv, dict(os.environ))  # setup_w is close-on-exec: closed means started
+            except BaseException as exc:  # noqa: BLE001 - report any setup failure, then die
+                try:
+                    os.write(setup_w, ("%s: %s" % (type(exc).__name__, exc)).encode()[:4000])
+                finally:
+                    os._exit(127)
+        for fd in (stdin, stdout, stderr, setup_w):
+            os.close(fd)
+        self._track(pid, slot, id=msg.get("id"), status=status, setup=setup_r,
+                    deadline=time.monotonic() + float(msg["timeout_s"]))
+
+    def _kill(self, run, timed_out):
+        run["killed"] = True
+        run["timed_out"] = timed_out
+        try:
+            signal.pidfd_send_signal(run["pidfd"], signal.SIGKILL)  # PID 1 of its namespace: the rest dies too
+        except ProcessLookupError:
+            pass
+
+    def _reap(self, pidfd):
+        run = self.running.pop(pidfd)
+        if run["id"] is not None:
+            self.by_id.pop(run["id"], None)
+        self.poller.unregister(pidfd)
+        _, code = os.waitpid(run["pid"], 0)
+        duration = time.monotonic() - run["start"]
+        os.close(pidfd)
+        _empty(run["slot"])
+        try:
+            os.chmod(run["slot"], 0o700)
+        except OSError:
+            pass
+        self.free.append(run["slot"])
+        if run["status"] is not None:
+            self._report(run, code, duration)
+        while self.pending and self.free:
+            start, msg, fds = self.pending.pop(0)
+            start(self.free.pop(), msg, fds)
+
+    def _report(self, run, code, duration):
+        os.set_blocking(run["setup"], False)
+        try:
+            setup_error = os.read(run["setup"], 4096)
+        except BlockingIOError:
+            setup_error = b""
+        os.close(run["setup"])
+        if setup_error:
+            status = {"error": "sandbox setup failed: " + setup_error.decode(errors="replace")}
+        else:
+            code = os.waitstatus_to_exitcode(code)
+            status = {
+                "exit_code": None if run["timed_out"] else (128 - code if code < 0 else code),
+                "timed_out": run["timed_out"],
+                "duration_s": duration,
+            }
+        try:
+            _write_all(run["status"], json.dumps(status).encode())
+        except OSError:
+            pass  # the host gave up on this execution
+        os.close(run["status"])
+
+    def _shutdown(self):
+        try:
+            os.kill(self.judge_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for run in list(self.running.values()):
+            self._kill(run, timed_out=False)
+        for run in list(self.running.values()):
+            os.waitpid(run["pid"], 0)
+
+
+class _Spawner:
+    """In the judge server: asks the fork server for a worker (see the module docstring)."""
+
+    def __init__(self, sock, harness):
+        self.sock, self.harness = sock, harness
+
+    def __call__(self, output_limit, timeout_s):
+        h = self.harness
+        cmd_r, cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            socket.send_fds(self.sock, [json.dumps({"cpu_s": timeout_s}).encode()], [cmd_r, reply_w, out_w])
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, 4096, 1)
+        except OSError as exc:
+            for fd in (cmd_w, reply_r, out_r):
+                os.close(fd)
+            raise h.SpawnError("the fork server is gone: %s" % exc)
+        finally:
+            for fd in (cmd_r, reply_w, out_w):
+                os.close(fd)
+        try:
+            msg = json.loads(data)
+        except ValueError:
+            msg = {"error": "no answer"}
+        if "error" in msg or len(fds) != 1:
+            for fd in (cmd_w, reply_r, out_r, *fds):
+                os.close(fd)
+            raise h.SpawnError(msg.get("error", "no pidfd"))
+        return h._Worker(msg["pid"], cmd_w, reply_r, pidfd=fds[0], output=h._Output(out_r, output_limit))
+
+
+def main(cfg, libc):
+    """Entry point, called by ``_launcher.py`` in the server process."""
+    try:
+        server = Server(cfg, libc)
+    except BaseException as exc:  # noqa: BLE001 - tell the host why, then stop
+        try:
+            sock = socket.socket(fileno=cfg["control_fd"])
+            sock.sendall(json.dumps({"error": "%s: %s" % (type(exc).__name__, exc)}).encode())
+        finally:
+            os._exit(1)
+    server.serve()
+    os._exit(0)
