@@ -472,6 +472,21 @@ def _load(emit, worker, req, deadline):
     return reply["names"]
 
 
+_CODE_CACHE = {}
+
+
+def _compiled(source, filename):
+    """``compile(source, filename, "exec")`` for trusted task code, cached: a judge server sees the same prompts
+    and tests again for every completion of a prompt (``num_generations``)."""
+    key = (source, filename)
+    code = _CODE_CACHE.get(key)
+    if code is None:
+        if len(_CODE_CACHE) >= 4096:
+            _CODE_CACHE.clear()
+        code = _CODE_CACHE[key] = compile(source, filename, "exec")
+    return code
+
+
 def _judge_assert(emit, worker, req, timeout):
     names = _load(emit, worker, req, time.monotonic() + timeout)
     if names is None:
@@ -479,7 +494,7 @@ def _judge_assert(emit, worker, req, timeout):
     clock = {"deadline": None}
     ns = {"__name__": "__tests__", "__builtins__": builtins}
     try:
-        exec(compile(req.get("trusted") or "", "<task prompt>", "exec"), ns)
+        exec(_compiled(req.get("trusted") or "", "<task prompt>"), ns)
     except BaseException as exc:  # noqa: BLE001 - a broken task, reported as such
         emit({"load": "error", "error": "task prompt failed: " + _describe(exc)})
         return 0
@@ -491,7 +506,7 @@ def _judge_assert(emit, worker, req, timeout):
     if entry and entry not in ns:
         ns[entry] = _Candidate(worker, entry, clock)
     try:
-        exec(compile(req.get("setup") or "", "<task tests>", "exec"), ns)
+        exec(_compiled(req.get("setup") or "", "<task tests>"), ns)
     except BaseException as exc:  # noqa: BLE001
         emit({"load": "error", "error": "task test setup failed: " + _describe(exc)})
         return 0
@@ -500,7 +515,7 @@ def _judge_assert(emit, worker, req, timeout):
         n += 1
         clock["deadline"] = time.monotonic() + timeout
         try:
-            exec(compile(test, "<test %d>" % i, "exec"), ns)
+            exec(_compiled(test, "<test %d>" % i), ns)
             emit({"i": i, "ok": True})
         except _Timeout:
             emit({"i": i, "ok": False, "timeout": True})

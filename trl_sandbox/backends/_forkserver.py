@@ -11,7 +11,8 @@ the tests are judged by a *judge server* that lives as long as the sandbox.
 Processes of a sandbox (all in its namespaces and cgroups):
 
 - the server (this module; root, or every capability of its user namespace): at start it mounts the sandbox's
-  scratch tmpfs (``scratch_size`` bytes) with a few *slot* directories, then restricts itself with Landlock
+  scratch tmpfs (``scratch_size`` bytes) with a few *slot* directories, sets the rlimits (all but CPU time),
+  nice 10 and the fixed environment that every process of the sandbox inherits, then restricts itself with Landlock
   (read-only: interpreter, system libraries, the sandbox's files; read-write: the slots; no TCP; signals and
   abstract unix sockets scoped) and seccomp (the deny-list, plus ``unshare``/``setns`` of PID namespaces only),
   with no-new-privs. Everything it forks inherits those;
@@ -19,8 +20,9 @@ Processes of a sandbox (all in its namespaces and cgroups):
   :func:`trl_sandbox._harness.serve` on the host's judge socket. It never runs model code;
 - per completion, a worker (forked on the judge's request, from this server, which never held a request or a
   test): PID 1 of a new PID namespace (when it is killed, everything it started dies before the judge sees it
-  gone), in a fresh, emptied slot as its only writable directory, with per-execution rlimits, nice 10, the sandbox
-  uid and no capabilities, and a fixed environment. The judge holds its pidfd to kill it;
+  gone), in its own session, in a nested Landlock domain that scopes its signals and abstract sockets to itself,
+  in a fresh, emptied slot as its only writable directory and home, with its CPU-time limit, the sandbox uid and
+  no capabilities. The judge holds its pidfd to kill it;
 - per generic execution (``exec`` of any other command, e.g. the health check): the same, then ``execve``.
 
 System V IPC and POSIX message queues (objects that would outlive an execution in the sandbox's IPC namespace) are
@@ -29,7 +31,7 @@ denied by seccomp.
 Protocol on the control socket (``SOCK_SEQPACKET``, one message per datagram):
 
 - server -> host once: ``{"ready": true}`` or ``{"error": message}``;
-- host -> server: ``{"id", "argv", "env", "timeout_s", "rlimits"}`` with four descriptors attached (stdin, stdout,
+- host -> server: ``{"id", "argv", "timeout_s"}`` with four descriptors attached (stdin, stdout,
   stderr, status); ``{"cancel": id}`` kills a running execution;
 - the status descriptor receives one JSON object when the execution has ended and everything it started is gone:
   ``{"exit_code", "timed_out", "duration_s"}`` or ``{"error": setup failure}``. EOF on the control socket (the host
@@ -57,7 +59,6 @@ import _landlock
 import _seccomp
 
 CLONE_NEWPID = 0x20000000
-PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_NAME = 15
 PR_SET_NO_NEW_PRIVS = 38
@@ -146,19 +147,30 @@ class Server:
         options = "size=%d,nr_inodes=%d,mode=0711" % (cfg["scratch_size"], cfg.get("scratch_inodes", 4096) + SLOTS)
         if libc.mount(b"tmpfs", runs.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
             raise OSError(ctypes.get_errno(), "mounting the sandbox's scratch tmpfs failed")
-        self.slots = []
+        # One slot for the workers (the judge asks for one at a time, and each is reaped and its slot emptied
+        # before the next starts), so their HOME is a constant of the environment; a few for other commands.
+        self.worker_slot = os.path.join(runs, "w")
+        self.slots = [self.worker_slot]
         for i in range(SLOTS):
-            path = os.path.join(runs, str(i))
+            self.slots.append(os.path.join(runs, str(i)))
+        for path in self.slots:
             os.mkdir(path, 0o700)
             os.chown(path, self.uid, self.gid)
-            self.slots.append(path)
-        self.free = list(self.slots)
-        self.alive_r, self.alive_w = os.pipe()
+        self.free = self.slots[1:]
+        self.worker_free = True
         self.running = {}  # our pidfd -> record of a running child
         self.by_id = {}
         self.pending = []  # requests waiting for a free slot
         # The judge's socket (SOCK_SEQPACKET): we answer its requests for workers.
         self.judge_sock, judge_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # What every process of the sandbox shares is set once, here, and inherited: the rlimits but CPU time (per
+        # execution), a low priority (the sandbox never starves the trainer), the fixed environment.
+        for name, (soft, hard) in cfg["rlimits"].items():
+            resource.setrlimit(RLIMITS[name], (soft, hard))
+        os.nice(10)
+        os.environ.clear()
+        os.environ.update(cfg["env"])
+        os.environ["HOME"] = os.environ["TMPDIR"] = self.worker_slot
         self._restrict()
         # Each execution enters a nested Landlock domain that only scopes signals and abstract sockets: it cannot
         # signal the judge, this server or another execution even if it could name them.
@@ -202,13 +214,15 @@ class Server:
             if self.libc.syscall(number, ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), data) != 0:
                 raise OSError(ctypes.get_errno(), "capset failed")
 
-    def _child_common(self, fds, keep, rlimits, slot, env):
-        """Setup shared by every forked execution: die with us, descriptors 0-2, nothing else inherited, the slot
-        as working directory, rlimits, nice, no privileges, a fixed environment."""
-        self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        os.close(self.alive_w)
-        if select.select([self.alive_r], [], [], 0)[0]:  # we died before prctl took effect
-            os._exit(1)
+    def _child_common(self, fds, keep, cpu_s, slot):
+        """Setup shared by every forked execution: its own session, a nested Landlock scope, descriptors 0-2,
+        nothing else inherited, the slot as working directory, its CPU-time limit, no privileges.
+
+        Everything else is inherited from the server (the other rlimits, nice, the environment, Python's own
+        signal dispositions) and costs nothing here: every object a fork touches is a page the kernel copies. No
+        ``PR_SET_PDEATHSIG`` is needed either: the server is PID 1 of the sandbox's PID namespace, so when it dies
+        the kernel kills every process in that namespace and in the namespaces nested in it.
+        """
         os.setsid()  # its own session and process group: kill(0, ...) reaches nothing of ours
         if self.scope is not None:
             _landlock.restrict_self(self.scope, self.libc)
@@ -216,16 +230,10 @@ class Server:
             os.dup2(fd, target)
         _close_all_but(keep)
         os.chdir(slot)
-        for name, (soft, hard) in rlimits.items():
-            resource.setrlimit(RLIMITS[name], (soft, hard))
-        os.nice(10)
+        cpu = int(cpu_s) + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         self._drop_privileges()
         os.umask(0o077)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
-            signal.signal(sig, signal.SIG_DFL)
-        os.environ.clear()
-        os.environ.update(env)
-        os.environ["HOME"] = os.environ["TMPDIR"] = slot
 
     def _fork_in_new_pidns(self):
         # Back to our own PID namespace, then a fresh one for the next child, which is its PID 1.
@@ -239,16 +247,12 @@ class Server:
             return pid
         try:
             self.libc.prctl(PR_SET_NAME, b"trl-sbx-judge", 0, 0, 0)
-            self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             os.setsid()
             os.dup2(self.devnull, 0)
             os.dup2(self.devnull, 1)
             keep = {self.host_judge_fd, judge_end.fileno()}
             _close_all_but(keep)
             os.chdir(self.cfg["runs"])
-            limits = self.cfg["judge_rlimits"]
-            for name, (soft, hard) in limits.items():
-                resource.setrlimit(RLIMITS[name], (soft, hard))
             self._drop_privileges()
             self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
             os.environ.clear()
@@ -318,7 +322,8 @@ class Server:
             for fd in fds:
                 os.close(fd)
         elif len(fds) == 4:
-            self._queue(self._start_exec, msg, fds)
+            self.pending.append((self._start_exec, msg, fds))
+            self._start_pending()
         else:
             for fd in fds:
                 os.close(fd)
@@ -339,13 +344,21 @@ class Server:
             msg = json.loads(data)
         except ValueError:
             msg = {}
-        self._queue(self._start_worker, msg, fds)
+        self.pending.append((self._start_worker, msg, fds))
+        self._start_pending()
 
-    def _queue(self, start, msg, fds):
-        if self.free:
-            start(self.free.pop(), msg, fds)
-        else:
-            self.pending.append((start, msg, fds))
+    def _start_pending(self):
+        """Start what waits for a slot, in order, while slots are free."""
+        waiting = []
+        for start, msg, fds in self.pending:
+            if start == self._start_worker and self.worker_free:
+                self.worker_free = False
+                start(self.worker_slot, msg, fds)
+            elif start == self._start_exec and self.free:
+                start(self.free.pop(), msg, fds)
+            else:
+                waiting.append((start, msg, fds))
+        self.pending = waiting
 
     def _answer_judge(self, msg, fds=()):
         try:
@@ -366,20 +379,17 @@ class Server:
 
     def _start_worker(self, slot, msg, fds):
         cmd_r, reply_w, out_w = fds
-        cpu = int(float(msg.get("cpu_s", 30))) + 1
-        rlimits = dict(self.cfg["rlimits"], cpu=[cpu, cpu + 1])
         try:
             pid = self._fork_in_new_pidns()
         except OSError as exc:
             for fd in fds:
                 os.close(fd)
-            self.free.append(slot)
+            self.worker_free = True
             self._answer_judge({"error": "cannot start a worker: %s" % exc})
             return
         if pid == 0:
             try:
-                self.libc.prctl(PR_SET_NAME, b"trl-sbx-worker", 0, 0, 0)
-                self._child_common((self.devnull, out_w, out_w), {cmd_r, reply_w}, rlimits, slot, self.cfg["env"])
+                self._child_common((self.devnull, out_w, out_w), {cmd_r, reply_w}, float(msg.get("cpu_s", 30)), slot)
                 self.harness._worker(cmd_r, reply_w)
             finally:
                 os._exit(0)
@@ -407,9 +417,12 @@ class Server:
         if pid == 0:
             try:
                 os.close(setup_r)
-                self._child_common((stdin, stdout, stderr), {setup_w}, msg.get("rlimits", {}), slot, msg["env"])
+                self._child_common((stdin, stdout, stderr), {setup_w}, float(msg["timeout_s"]), slot)
+                for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python; execve would keep them ignored
+                    signal.signal(sig, signal.SIG_DFL)
                 argv = msg["argv"]
-                os.execve(argv[0], argv, dict(os.environ))  # setup_w is close-on-exec: closed means started
+                env = dict(os.environ, HOME=slot, TMPDIR=slot)
+                os.execve(argv[0], argv, env)  # setup_w is close-on-exec: closed means started
             except BaseException as exc:  # noqa: BLE001 - report any setup failure, then die
                 try:
                     os.write(setup_w, ("%s: %s" % (type(exc).__name__, exc)).encode()[:4000])
@@ -441,12 +454,14 @@ class Server:
             os.chmod(run["slot"], 0o700)
         except OSError:
             pass
-        self.free.append(run["slot"])
+        if run["slot"] == self.worker_slot:
+            self.worker_free = True
+        else:
+            self.free.append(run["slot"])
         if run["status"] is not None:
             self._report(run, code, duration)
-        while self.pending and self.free:
-            start, msg, fds = self.pending.pop(0)
-            start(self.free.pop(), msg, fds)
+        if self.pending:
+            self._start_pending()
 
     def _report(self, run, code, duration):
         os.set_blocking(run["setup"], False)

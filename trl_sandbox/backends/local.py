@@ -423,7 +423,6 @@ class LocalBackend(Backend):
             "seccomp": self._seccomp,
             "env": dict(_BASE_ENV),
             "rlimits": rlimits,
-            "judge_rlimits": {k: v for k, v in rlimits.items() if k in ("as", "nofile", "core")},
         }
         if self._landlock_abi:
             server["landlock"] = {
@@ -533,7 +532,7 @@ class LocalBackend(Backend):
             )
             if harness:
                 return await server.judge(stdin, timeout_s, self.output_limit_bytes)
-            request = {"argv": list(argv), "env": _BASE_ENV, "timeout_s": timeout_s, "rlimits": self._rlimits(timeout_s)}
+            request = {"argv": list(argv), "timeout_s": timeout_s}
             return await server.exec(request, stdin, timeout_s, self.output_limit_bytes)
         runs = Path(sandbox.data) / "runs"
         if not runs.is_dir():
