@@ -273,11 +273,15 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
-@pytest.fixture(scope="module", params=["isolated", "no-namespaces"])
+@pytest.fixture(scope="module", params=["isolated", "launcher-per-execution", "no-namespaces"])
 def hostile_scorer(request, sandbox_root):
+    """``isolated``: the default (fork server, judge server); ``launcher-per-execution``: namespaces without the
+    fork server; ``no-namespaces``: the fallback layers."""
     options = {"root_dir": str(sandbox_root), "scratch_limit_bytes": 16 << 20, "max_processes": 32}
     if request.param == "no-namespaces":
         options["namespaces"] = False
+    if request.param == "launcher-per-execution":
+        options["fork_server"] = False
     config = SandboxConfig(
         sandbox_pool_size=2,
         sandbox_test_timeout=1.0,

@@ -125,3 +125,52 @@ def test_write_files_list_and_delete(backend):
 def test_unknown_backend_name_is_one_clear_error():
     with pytest.raises(UnknownBackendError, match="available backends: 'local'"):
         get_backend("dayton")
+
+
+def test_system_v_ipc_and_message_queues_are_denied(backend):
+    """They would outlive an execution in the sandbox's IPC namespace (seccomp denies creating them)."""
+    code = (
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.shmget(0, 4096, 0o1600), ctypes.get_errno(), libc.semget(0, 1, 0o1600), libc.msgget(0, 0o1600))\n"
+    )
+    result, _ = run(backend, code)
+    assert result.stdout.split() == [b"-1", str(__import__("errno").EPERM).encode(), b"-1", b"-1"], result
+
+
+def _judge_processes():
+    """PIDs of the judge servers started by this process (descendants named ``trl-sbx-judge``)."""
+    me, parents, names = os.getpid(), {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                head, tail = open(f"/proc/{entry}/stat").read().rsplit(")", 1)
+            except OSError:
+                continue
+            parents[int(entry)], names[int(entry)] = int(tail.split()[1]), head.split("(", 1)[1]
+    found = []
+    for pid, name in names.items():
+        p = pid
+        while p in parents and p != me:
+            p = parents[p]
+        if p == me and name == "trl-sbx-judge":
+            found.append(pid)
+    return found
+
+
+def test_a_dead_judge_server_is_an_infrastructure_failure_and_the_sandbox_is_replaced(sandbox_root):
+    """Killing a sandbox's judge server (as a crash would) costs no reward: the completion is retried on a new
+    sandbox and passes."""
+    import signal
+
+    from trl_sandbox import SandboxConfig, Scorer, Task
+
+    task = Task.from_row({"task_id": "sq", "test_list": ["assert f(3) == 9"]})
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        (first,) = scorer.score([task], ["def f(x):\n    return x * x\n"])
+        judges = _judge_processes()
+        assert first.status == "passed" and len(judges) == 1
+        os.kill(judges[0], signal.SIGKILL)
+        (second,) = scorer.score([task], ["def f(x):\n    return x * x\n"])
+        assert second.status == "passed", second
+        assert _judge_processes() and _judge_processes() != judges
