@@ -1,0 +1,131 @@
+"""Remote-like backends: concurrent pool creation and scoring makespan, with the mock backend given latencies.
+
+- Pool creation: ``N`` sandboxes whose ``create`` takes ``--create-latency`` seconds each, created by
+  :meth:`SandboxPool.start`: concurrent creation takes about one latency whatever ``N``. The local backend's own
+  creation (starting a fork server per sandbox) is measured too.
+- Makespan: ``--completions`` completions scored with a pool of ``--pool-size`` sandboxes whose every execution
+  costs ``--exec-latency`` seconds of round trip. The ideal is ``ceil(completions / pool) * exec_latency``: every
+  completion needs exactly one execution (all its tests in one round trip) and the pool is never idle.
+
+    python benchmarks/remote.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import median, table  # noqa: E402
+
+from trl_sandbox.pool import SandboxPool  # noqa: E402
+from trl_sandbox.scoring import Scorer  # noqa: E402
+from trl_sandbox.tasks import Task, load_tasks  # noqa: E402
+from trl_sandbox.testing import MockBackend, harness_reply  # noqa: E402
+
+
+def pool_creation(sizes: list[int], latency: float, runs: int) -> list[dict]:
+    rows = []
+    for n in sizes:
+        times = []
+        for _ in range(runs):
+            backend = MockBackend(handler=lambda r: harness_reply(r, passed=True), create_latency_s=latency)
+            pool = SandboxPool(backend, size=n)
+            t0 = time.perf_counter()
+            pool.start()
+            times.append(time.perf_counter() - t0)
+            pool.close()
+        t = median(times)
+        rows.append({"backend": f"mock, create {latency * 1000:.0f} ms", "sandboxes": n, "runs": runs,
+                     "seconds": t, "x one creation": t / latency})
+    return rows
+
+
+def local_creation(sizes: list[int], runs: int) -> list[dict]:
+    from trl_sandbox.backends.local import LocalBackend
+
+    async def go(n: int) -> float:
+        backend = LocalBackend()
+        await backend.start()
+        one = []
+        try:
+            t0 = time.perf_counter()
+            sandboxes = []
+            async with anyio.create_task_group() as tg:
+                async def create() -> None:
+                    sandboxes.append(await backend.create({"benchmark": "1"}))
+                for _ in range(n):
+                    tg.start_soon(create)
+            elapsed = time.perf_counter() - t0
+            for sandbox in sandboxes:
+                await backend.delete(sandbox)
+            t0 = time.perf_counter()
+            sandbox = await backend.create({"benchmark": "1"})
+            one.append(time.perf_counter() - t0)
+            await backend.delete(sandbox)
+        finally:
+            await backend.aclose()
+        return elapsed, one[0]
+
+    rows = []
+    for n in sizes:
+        results = [anyio.run(go, n) for _ in range(runs)]
+        t, single = median([r[0] for r in results]), median([r[1] for r in results])
+        rows.append({"backend": "local (fork server)", "sandboxes": n, "runs": runs, "seconds": t,
+                     "x one creation": t / single})
+    return rows
+
+
+def makespan(completions: int, pool_size: int, create_latency: float, exec_latency: float, runs: int) -> dict:
+    rows = load_tasks("humaneval")
+    tasks = [Task.from_row(rows[i % len(rows)]) for i in range(completions)]
+    samples = [rows[i % len(rows)]["prompt"] + rows[i % len(rows)]["canonical_solution"] for i in range(completions)]
+    times, trips = [], []
+    for _ in range(runs):
+        calls = []
+
+        def handler(request):
+            calls.append(1)
+            return harness_reply(request, passed=True)
+
+        backend = MockBackend(handler=handler, create_latency_s=create_latency, exec_latency_s=exec_latency)
+        with Scorer(SandboxPool(backend, size=pool_size)) as scorer:
+            t0 = time.perf_counter()
+            results = scorer.score(tasks, samples)
+            times.append(time.perf_counter() - t0)
+        assert all(r.passed for r in results)
+        trips.append(len(calls) / completions)
+    ideal = math.ceil(completions / pool_size) * exec_latency
+    t = median(times)
+    return {"completions": completions, "pool": pool_size, "exec latency ms": exec_latency * 1000, "runs": runs,
+            "makespan s": t, "ideal s": ideal, "x ideal": t / ideal, "round trips per completion": median(trips)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--create-latency", type=float, default=0.1)
+    parser.add_argument("--exec-latency", type=float, default=0.05)
+    parser.add_argument("--completions", type=int, default=256)
+    parser.add_argument("--pool-size", type=int, default=32)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-local", action="store_true", help="skip the local backend's creation timing")
+    args = parser.parse_args(argv)
+
+    rows = pool_creation([1, 8, 32, 128], args.create_latency, args.runs)
+    if not args.no_local:
+        rows += local_creation([1, 4, 16], max(1, args.runs // 2))
+    print(f"Pool creation (median of runs)\n\n{table(rows, ['backend', 'sandboxes', 'runs', 'seconds', 'x one creation'])}\n")
+    row = makespan(args.completions, args.pool_size, args.create_latency, args.exec_latency, args.runs)
+    columns = ["completions", "pool", "exec latency ms", "runs", "makespan s", "ideal s", "x ideal",
+               "round trips per completion"]
+    print(f"Scoring makespan, mock backend as a remote one (median of runs)\n\n{table([row], columns)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
