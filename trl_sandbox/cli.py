@@ -21,7 +21,6 @@ import types
 import typing
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .config import SandboxConfig

@@ -52,7 +52,6 @@ import select
 import signal
 import socket
 import stat
-import sys
 import time
 
 import _landlock
@@ -67,15 +66,6 @@ MS_NODEV = 4
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 SLOTS = 4
-
-RLIMITS = {
-    "cpu": resource.RLIMIT_CPU,
-    "as": resource.RLIMIT_AS,
-    "fsize": resource.RLIMIT_FSIZE,
-    "nproc": resource.RLIMIT_NPROC,
-    "nofile": resource.RLIMIT_NOFILE,
-    "core": resource.RLIMIT_CORE,
-}
 
 # Imported once here so that executions find them loaded: code importing them pays nothing.
 PRELOAD = (
@@ -165,8 +155,8 @@ class Server:
         self.judge_sock, judge_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # What every process of the sandbox shares is set once, here, and inherited: the rlimits but CPU time (per
         # execution), a low priority (the sandbox never starves the trainer), the fixed environment.
-        for name, (soft, hard) in cfg["rlimits"].items():
-            resource.setrlimit(RLIMITS[name], (soft, hard))
+        for name, (soft, hard) in cfg["rlimits"].items():  # "as" -> RLIMIT_AS...
+            resource.setrlimit(getattr(resource, "RLIMIT_" + name.upper()), (soft, hard))
         os.nice(10)
         os.environ.clear()
         os.environ.update(cfg["env"])
