@@ -203,6 +203,29 @@ def _disk_usage(path, limit):
     return total
 
 
+def _fork_child(libc, cfg, close=()):
+    """Fork the first process (see :func:`_child`), closing ``close`` in it; return its pid and the setup error
+    it reported (empty once it started: ``execve`` or the fork server closed the pipe)."""
+    alive_r, alive_w = os.pipe()  # alive_w stays open in the launcher for as long as it lives
+    setup_r, setup_w = os.pipe()
+    os.set_inheritable(setup_w, False)  # closed by a successful execve: EOF means "started"
+    pid = os.fork()
+    if pid == 0:
+        for fd in (alive_w, setup_r, *close):
+            os.close(fd)
+        _child(libc, cfg, alive_r, setup_w)
+    os.close(alive_r)
+    os.close(setup_w)
+    setup_error = b""
+    while True:
+        chunk = os.read(setup_r, 4096)
+        if not chunk:
+            break
+        setup_error += chunk
+    os.close(setup_r)
+    return pid, setup_error
+
+
 def _serve(libc, cfg):
     """Server mode: start the sandbox's fork server as PID 1 of its namespaces and wait for it to end. Setup
     errors go to the control socket (the server reports its own)."""
@@ -210,19 +233,10 @@ def _serve(libc, cfg):
     if error:
         _write_status(cfg["server"]["control_fd"], {"error": error})
         return 0
-    alive_r, alive_w = os.pipe()
-    setup_r, setup_w = os.pipe()
-    os.set_inheritable(setup_w, False)
-    pid = os.fork()
-    if pid == 0:
-        os.close(alive_w)
-        os.close(setup_r)
-        _child(libc, cfg, alive_r, setup_w)
-    os.close(alive_r)
-    os.close(setup_w)
-    os.close(cfg["server"]["control_fd"])  # the server's copies are the only ones: their EOF is the host's end
+    # The server's copies of the sockets are the only ones: their EOF is the host's end.
+    pid, setup_error = _fork_child(libc, cfg)
+    os.close(cfg["server"]["control_fd"])
     os.close(cfg["server"]["judge_fd"])
-    setup_error = os.read(setup_r, 4096)
     if setup_error:
         sys.stderr.write("trl-sandbox fork server setup failed: %s\n" % setup_error.decode(errors="replace"))
     os.waitpid(pid, 0)
@@ -245,26 +259,8 @@ def main():
     subreaper = not cfg.get("namespaces", True)
     if subreaper:  # no PID namespace: orphans of the command become our children, and we kill them
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    alive_r, alive_w = os.pipe()
-    setup_r, setup_w = os.pipe()
-    os.set_inheritable(setup_w, False)  # closed by a successful execve: EOF means "started"
     start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        os.close(status_fd)
-        os.close(alive_w)
-        os.close(setup_r)
-        _child(libc, cfg, alive_r, setup_w)
-    os.close(alive_r)
-    os.close(setup_w)
-
-    setup_error = b""
-    while True:
-        chunk = os.read(setup_r, 4096)
-        if not chunk:
-            break
-        setup_error += chunk
-    os.close(setup_r)
+    pid, setup_error = _fork_child(libc, cfg, close=(status_fd,))
 
     timed_out = False
     deadline = start + float(cfg["timeout_s"])

@@ -613,9 +613,7 @@ class LocalBackend(Backend):
         finally:
             os.close(status_w)
 
-        cap = self.output_limit_bytes
-        outputs: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
-        truncated = False
+        outputs = {"stdout": _Capture(self.output_limit_bytes), "stderr": _Capture(self.output_limit_bytes)}
 
         async def feed() -> None:
             assert proc.stdin is not None
@@ -628,14 +626,8 @@ class LocalBackend(Backend):
                 await proc.stdin.aclose()
 
         async def drain(name: str, stream: ByteReceiveStream) -> None:
-            nonlocal truncated
-            buf = outputs[name]
             async for chunk in stream:
-                room = cap - len(buf)
-                if room > 0:
-                    buf += chunk[:room]
-                if len(chunk) > room:
-                    truncated = True
+                outputs[name].add(chunk)
 
         host_killed = False
         try:
@@ -666,19 +658,19 @@ class LocalBackend(Backend):
         except ValueError:
             raise InfrastructureError(
                 f"local backend: the launcher exited with {proc.returncode} and no status; stderr: "
-                f"{bytes(outputs['stderr'][-500:]).decode(errors='replace')}"
+                f"{bytes(outputs['stderr'].data[-500:]).decode(errors='replace')}"
             ) from None
         if "error" in status:
             raise InfrastructureError(f"local backend: {status['error']}")
         if status.get("disk_exceeded"):
-            outputs["stderr"] += f"\ntrl-sandbox: killed: scratch directory over {self.scratch_limit_bytes} bytes\n".encode()
+            outputs["stderr"].data += f"\ntrl-sandbox: killed: scratch directory over {self.scratch_limit_bytes} bytes\n".encode()
         return ExecResult(
             exit_code=status["exit_code"],
-            stdout=bytes(outputs["stdout"]),
-            stderr=bytes(outputs["stderr"]),
+            stdout=bytes(outputs["stdout"].data),
+            stderr=bytes(outputs["stderr"].data),
             duration_s=status["duration_s"],
             timed_out=status["timed_out"],
-            output_truncated=truncated,
+            output_truncated=outputs["stdout"].truncated or outputs["stderr"].truncated,
         )
 
     async def delete(self, sandbox: Sandbox) -> None:
@@ -1005,14 +997,22 @@ def _frame(data: bytes) -> bytes:
 
 
 class _Capture:
-    """Reads a non-blocking pipe to EOF, keeping the first ``limit`` bytes."""
+    """An output stream kept up to ``limit`` bytes (the rest is read and dropped; ``truncated`` says so)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.data = bytearray()
         self.truncated = False
 
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+        if len(chunk) > room:
+            self.truncated = True
+
     async def drain(self, fd: int) -> None:
+        """Read the non-blocking pipe ``fd`` to EOF."""
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -1021,11 +1021,7 @@ class _Capture:
                 continue
             if not chunk:
                 return
-            room = self.limit - len(self.data)
-            if room > 0:
-                self.data += chunk[:room]
-            if len(chunk) > room:
-                self.truncated = True
+            self.add(chunk)
 
 
 def _write_some(fd: int, data: bytes) -> bytes:
