@@ -174,3 +174,31 @@ def test_a_dead_judge_server_is_an_infrastructure_failure_and_the_sandbox_is_rep
         (second,) = scorer.score([task], ["def f(x):\n    return x * x\n"])
         assert second.status == "passed", second
         assert _judge_processes() and _judge_processes() != judges
+
+
+def test_each_execution_starts_from_its_own_random_seed(backend):
+    """Workers are forked from one server without Python's after-fork handlers; the server reseeds ``random``
+    before each fork, as a fresh interpreter would be seeded."""
+    import json
+
+    from trl_sandbox.tasks import HARNESS_FILES, HARNESS_NAME
+
+    request = {"mode": "stdio", "program": "import random\nprint(random.random())\n", "tests": [""],
+               "test_timeout_s": 5.0, "output_limit": 1000}
+
+    async def go():
+        sandbox = await backend.create({"test": "local"})
+        try:
+            await backend.write_files(sandbox, HARNESS_FILES)
+            outs = []
+            for _ in range(3):
+                result = await backend.exec(sandbox, [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"],
+                                            stdin=json.dumps(request).encode(), timeout_s=10)
+                records = [json.loads(line) for line in result.stdout.decode().splitlines()]
+                outs += [r["out"] for r in records if "out" in r]
+            return outs
+        finally:
+            await backend.delete(sandbox)
+
+    outs = anyio.run(go)
+    assert len(outs) == 3 and len(set(outs)) == 3, outs

@@ -229,9 +229,10 @@ def _apply_bans(banned):
     for name in banned.get("builtins", []):
         builtins.__dict__.pop(name, None)
     modules = banned.get("modules", [])
-    for name in list(sys.modules):
-        if name.split(".")[0] in modules:
-            del sys.modules[name]
+    if modules:  # (scanning sys.modules touches every module name: pages a fork would otherwise share)
+        for name in list(sys.modules):
+            if name.split(".")[0] in modules:
+                del sys.modules[name]
     if modules or banned.get("imports"):
         sys.meta_path.insert(0, _BlockedImports(modules, banned.get("imports")))
     if banned.get("imports"):
