@@ -5,6 +5,9 @@ pool creation and deletion included), and the table gives the median of ``--runs
 (``duration_s`` of each result: waiting for a sandbox included).
 
 - ``python -c`` per completion, two at a time: the pattern of a copied example script (no isolation at all);
+- fork per completion from one interpreter with the fork server's preloaded modules, two at a time, the program and its
+  tests run in the child: no isolation, no judge, no messages. The ceiling, on this machine, of any design that gives
+  each completion a fresh process (which the isolation requires: no state survives from one completion to the next);
 - ``trl-sandbox score``, local backend, fork server (the default);
 - ``trl-sandbox score``, local backend, one launcher and interpreter per execution (``fork_server: false``).
 
@@ -51,6 +54,67 @@ def python_c(repeat: int, workers: int = 2) -> tuple[float, list[float], int]:
     return elapsed, [d for d, _ in results], sum(ok for _, ok in results)
 
 
+_FORK_CEILING = r"""
+import gc, json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from _forkserver import PRELOAD
+for name in PRELOAD:
+    __import__(name)
+programs = json.loads(sys.stdin.read())
+gc.collect(); gc.freeze()
+
+def loop(part, out):
+    for program in part:
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                exec(compile(program, "<completion>", "exec"), {"__name__": "__main__"})
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        ok = os.waitpid(pid, 0)[1] == 0
+        out.write(json.dumps([time.perf_counter() - t0, ok]) + "\n")
+
+r, w = os.pipe()
+loops = []
+for k in range(2):
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        with os.fdopen(w, "w") as out:
+            loop(programs[k::2], out)
+        os._exit(0)
+    loops.append(pid)
+os.close(w)
+with os.fdopen(r) as results:
+    sys.stdout.write(results.read())
+for pid in loops:
+    os.waitpid(pid, 0)
+"""
+
+
+def fork_ceiling(repeat: int) -> tuple[float, list[float], int]:
+    """The ceiling of any design that gives each completion a fresh process: one interpreter with the fork server's
+    preloaded modules forks one child per completion, two at a time, and the child compiles and runs the program,
+    the tests and the check call itself. No isolation at all, no judge, no messages."""
+    from trl_sandbox.tasks import load_tasks
+
+    backends = Path(__file__).resolve().parent.parent / "trl_sandbox" / "backends"
+    rows = load_tasks("humaneval")
+    programs = [
+        r["prompt"] + r["canonical_solution"] + "\n" + r["test"] + f"\ncheck({r['entry_point']})\n"
+        for _ in range(repeat)
+        for r in rows
+    ]
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _FORK_CEILING, str(backends)], input=json.dumps(programs),
+                          capture_output=True, text=True, check=True)
+    elapsed = time.perf_counter() - start
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    return elapsed, [d for d, _ in results], sum(ok for _, ok in results)
+
+
 def score(samples_path: Path, options: dict | None, pool_size: int | None) -> tuple[float, list[float], int]:
     """``trl-sandbox score`` in a fresh process; returns (wall seconds, latencies, passed)."""
     out = samples_path.with_suffix(".out.jsonl")
@@ -82,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     n_slow = len(humaneval_samples(slow, args.slow_repeat))
     variants = [
         ("python -c per completion, 2 at a time (no isolation)", n_slow, lambda: python_c(args.slow_repeat)),
+        ("fork per completion, no isolation, 2 at a time (ceiling of a fresh process per completion)", n_fast,
+         lambda: fork_ceiling(args.repeat)),
         ("trl-sandbox score, local, fork server", n_fast, lambda: score(fast, None, args.pool_size)),
         ("trl-sandbox score, local, launcher per execution", n_slow,
          lambda: score(slow, {"fork_server": False}, args.pool_size)),
