@@ -23,7 +23,13 @@ module source run by the judge), ``entry`` (``assert``: function the tests call 
 
 Records: ``{"ready": true}``, then ``{"load": "error" | "timeout", "error"}`` or one ``{"i": k, ...}`` per test
 (``ok`` for ``assert``; ``out`` for ``call``/``stdio``/``reference``; ``error``; ``timeout``), ``{"crash": reason}``
-when the worker died, then ``{"done": n}``.
+when the worker died, then ``{"done": n}``, then (``python harness.py`` only) ``{"output": text, "truncated"}``:
+the first 64 KiB the worker printed. The worker's stdout and stderr are a pipe the judge reads, never the process's
+own: remote backends merge a command's stdout and stderr, and nothing the code prints may reach the result channel.
+
+Remote sandboxes: their exec API has no stdin, so the backend uploads the request as a file named
+``.trl-sandbox-stdin-*`` and redirects it; the judge unlinks it and becomes non-dumpable before forking the worker.
+The worker gets no-new-privs (``sudo`` cannot make it root) and, when the harness runs as root, runs as ``nobody``.
 """
 
 import ast
@@ -37,6 +43,7 @@ import os
 import random
 import select
 import signal
+import stat
 import struct
 import sys
 import time
@@ -46,6 +53,11 @@ _sorted, _callable = sorted, callable
 _MAX_DEPTH = 100
 _MAX_MESSAGE = 64 << 20
 PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+NOBODY = 65534
+#: Name prefix of the request files remote backends redirect to our stdin (see _forget_stdin_file).
+STDIN_PREFIX = ".trl-sandbox-stdin-"
+_OUTPUT_RECORD_LIMIT = 64 << 10
 
 
 class Unserializable(Exception):
@@ -398,24 +410,44 @@ def _deny_processes():
         os._exit(70)
 
 
-def _spawn_worker(result_fd):
+def _spawn_worker(result_fd, out_r, out_w, home):
+    """Fork the worker (``main``). Its stdout and stderr are ``out_w``, a pipe the judge reads: remote backends
+    merge a command's stdout and stderr, so nothing the code prints may reach the result channel directly. When the
+    harness runs as root (a remote sandbox's default user), the worker runs as ``nobody`` in ``home``."""
     cmd_r, cmd_w = os.pipe()
     reply_r, reply_w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(result_fd)
-        os.close(cmd_w)
-        os.close(reply_r)
-        devnull = os.open(os.devnull, os.O_RDONLY)  # stdin carries the request: never readable here
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        if os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1":
-            _deny_processes()
+        try:
+            os.close(result_fd)
+            os.close(out_r)
+            os.close(cmd_w)
+            os.close(reply_r)
+            devnull = os.open(os.devnull, os.O_RDONLY)  # stdin carries the request: never readable here
+            os.dup2(devnull, 0)
+            os.close(devnull)
+            os.dup2(out_w, 1)
+            os.dup2(out_w, 2)
+            os.close(out_w)
+            # No setuid program (sudo, su) can give the code more privileges than it starts with.
+            if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                os._exit(70)
+            if home is not None:
+                os.chdir(home)
+                os.setgroups([])
+                os.setresgid(NOBODY, NOBODY, NOBODY)
+                os.setresuid(NOBODY, NOBODY, NOBODY)
+            if os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1":
+                _deny_processes()
+        except BaseException as exc:  # noqa: BLE001 - never run the code half set up
+            os.write(2, ("trl-sandbox: worker setup failed: %s\n" % (exc,)).encode())
+            os._exit(70)
         _worker(cmd_r, reply_w)
         os._exit(0)
     os.close(cmd_r)
     os.close(reply_w)
-    return _Worker(pid, cmd_w, reply_r)
+    os.close(out_w)
+    return _Worker(pid, cmd_w, reply_r, output=_Output(out_r, _OUTPUT_RECORD_LIMIT))
 
 
 class _Candidate:
@@ -751,17 +783,44 @@ def serve(conn, spawn):
         _send_frame(conn, output)
 
 
+def _forget_stdin_file():
+    """Remote backends have no stdin in their exec API: they upload the request to a file named
+    ``STDIN_PREFIX...`` and redirect it to our stdin. Unlink it before the worker exists, so the code can never
+    open it (our descriptor stays readable to us alone: we are not dumpable)."""
+    try:
+        if stat.S_ISREG(os.fstat(0).st_mode):
+            path = os.readlink("/proc/self/fd/0")
+            if os.path.basename(path).startswith(STDIN_PREFIX):
+                os.unlink(path)
+    except OSError:
+        pass
+
+
 def main():
+    """Run one request from stdin; records on stdout (see the module docstring).
+
+    Order matters: the request file is unlinked and this process made non-dumpable (its ``/proc`` entries, its
+    descriptors and memory closed to processes of the same uid) before the worker is forked, and the request is read
+    only after, so the tests never enter the worker's memory.
+    """
     result_fd = os.dup(1)  # the result channel: the worker never holds it
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file-size limit fails instead of killing
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
-    worker = _spawn_worker(result_fd)  # before the request is read: the tests never enter its memory
+    _forget_stdin_file()
     try:
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    home = None
+    if os.geteuid() == 0:
+        import tempfile
+
+        home = tempfile.mkdtemp(prefix="trl-sandbox-worker-")
+        os.chown(home, NOBODY, NOBODY)
+    out_r, out_w = os.pipe()
+    worker = _spawn_worker(result_fd, out_r, out_w, home)  # before the request is read
 
     def emit(record):
         data = (json.dumps(record) + "\n").encode()
@@ -774,8 +833,14 @@ def main():
     os.close(devnull)
     emit({"ready": True})
     n = _MODES[req["mode"]](emit, worker, req, float(req.get("test_timeout_s", 5.0)))
-    worker.kill()
+    output = worker.close()
     emit({"done": n})
+    # What the code printed, JSON-escaped on the result channel (it cannot add records), for error messages.
+    emit({"output": output.decode("utf-8", errors="replace"), "truncated": worker.output.truncated})
+    if home is not None:
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
     os._exit(0)
 
 
