@@ -7,6 +7,9 @@
 ``trl-sandbox score``: score completions without training. Options are the fields of
 :class:`~trl_sandbox.config.SandboxConfig` without their ``sandbox_`` prefix (``--backend``, ``--pool-size``...)
 plus :class:`ScoreArguments`; ``--config FILE.yaml`` supplies any of them. This path imports neither torch nor trl.
+
+``trl-sandbox cleanup``: list and delete orphaned sandboxes (``--backend``, ``--run-id``, ``--older-than``,
+``--dry-run``); see :func:`cleanup_main`.
 """
 
 from __future__ import annotations
@@ -288,15 +291,77 @@ def train_main(argv: list[str]) -> int:
     return 0
 
 
+# -- cleanup -----------------------------------------------------------------------------------------------------
+
+
+def cleanup_main(argv: list[str]) -> int:
+    """``trl-sandbox cleanup``: list, then delete, the orphaned sandboxes of a backend (see
+    :mod:`trl_sandbox.lifecycle` for what counts as an orphan). Prints one line per sandbox and a summary; with
+    ``--dry-run`` deletes nothing. Returns 0, or 1 when some deletion failed."""
+    import anyio
+
+    from .backends import get_backend
+    from .lifecycle import find_orphans, parse_age
+
+    parser = argparse.ArgumentParser(
+        prog="trl-sandbox cleanup",
+        description="Delete sandboxes that trl-sandbox created for runs that are over. Selected: sandboxes of "
+        "--run-id; else those whose process on this host is gone, plus (with --older-than) those created longer "
+        "ago than that on any host. A live run's sandboxes on this host are never selected.",
+    )
+    parser.add_argument("--backend", default="local", help="Backend name (local, daytona). Default: local.")
+    parser.add_argument("--backend-options", default=None, help="Backend constructor options as a JSON object.")
+    parser.add_argument("--run-id", default=None, help="Select every sandbox of this run (label trl-sandbox-run).")
+    parser.add_argument("--older-than", default=None, help="Also select sandboxes older than this: 90m, 24h, 7d.")
+    parser.add_argument("--dry-run", action="store_true", help="List what would be deleted; delete nothing.")
+    ns = parser.parse_args(argv)
+    try:
+        older_than_s = parse_age(ns.older_than) if ns.older_than else None
+    except ValueError as exc:
+        parser.error(str(exc))
+    options = SandboxConfig(sandbox_backend=ns.backend, sandbox_backend_options=ns.backend_options)
+    backend = get_backend(ns.backend, **(options.sandbox_backend_options or {}))
+
+    async def run() -> tuple[int, int, int]:
+        await backend.start()
+        try:
+            orphans = await find_orphans(backend, run_id=ns.run_id, older_than_s=older_than_s)
+            deleted = failed = 0
+            for orphan in orphans:
+                labels = orphan.sandbox.labels
+                print(f"{orphan.sandbox.id}  run={labels.get('trl-sandbox-run')} rank={labels.get('trl-sandbox-rank')}"
+                      f" host={labels.get('trl-sandbox-host')} created={labels.get('trl-sandbox-created')}: "
+                      f"{orphan.reason}")
+                if ns.dry_run:
+                    continue
+                try:
+                    await backend.delete(orphan.sandbox)
+                    deleted += 1
+                except TrlSandboxError as exc:
+                    failed += 1
+                    print(f"  could not delete {orphan.sandbox.id}: {exc}", file=sys.stderr)
+            return len(orphans), deleted, failed
+        finally:
+            await backend.aclose()
+
+    found, deleted, failed = anyio.run(run)
+    verb = "would delete" if ns.dry_run else "deleted"
+    count = found if ns.dry_run else deleted
+    print(f"trl-sandbox cleanup: {found} orphaned {ns.backend} sandbox(es); {verb} {count}"
+          + (f"; {failed} failed" if failed else ""), file=sys.stderr)
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"score": score_main, "train": train_main}
+    commands = {"score": score_main, "train": train_main, "cleanup": cleanup_main}
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(
-            "usage: trl-sandbox {train,score} [options]\n\n"
-            "  train   GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
-            "  score   score completions against tasks without training (trl-sandbox score --help)",
+            "usage: trl-sandbox {train,score,cleanup} [options]\n\n"
+            "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
+            "  score    score completions against tasks without training (trl-sandbox score --help)\n"
+            "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)",
             file=sys.stderr,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

@@ -18,10 +18,13 @@ class SandboxConfig:
 
     Parameters:
         sandbox_backend (`str`, *optional*, defaults to `"local"`):
-            Backend that runs the code: `"local"` (isolated processes on this machine) or `"mock"` (tests).
+            Backend that runs the code: `"local"` (isolated processes on this machine), `"daytona"` (remote
+            sandboxes; `pip install 'trl-sandbox[daytona]'` and `DAYTONA_API_KEY`) or `"mock"` (tests).
         sandbox_backend_options (`dict` or `str`, *optional*):
             Extra keyword arguments of the backend's constructor, as a dict or a JSON string. For `"local"`:
             `python`, `site_packages`, `root_dir`, `file_size_limit_bytes`, `max_processes`, `max_open_files`.
+            For `"daytona"`: see `trl_sandbox.backends.daytona.DaytonaBackend` (`snapshot`, `image`,
+            `network_allow_list`, `auto_stop_interval_min`...).
         sandbox_pool_size (`int`, *optional*):
             Number of sandboxes per training process. Defaults to the number of CPUs for `"local"`, else 8.
         sandbox_max_concurrency (`int`, *optional*):
@@ -43,11 +46,14 @@ class SandboxConfig:
             Let the local backend run without namespaces when the kernel refuses them, instead of failing.
         sandbox_labels (`dict` or `str`, *optional*):
             Extra labels for every sandbox (dict or JSON string), added to the ownership labels.
+        sandbox_sweep_orphans (`bool`, *optional*, defaults to `False`):
+            At pool start, delete the backend's sandboxes left by dead runs of this host (their process is gone).
+            Never touches a live run's sandboxes; see `trl-sandbox cleanup` for other hosts.
     """
 
     sandbox_backend: str = field(
         default="local",
-        metadata={"help": "Backend that runs the code: 'local' (isolated processes on this machine) or 'mock'."},
+        metadata={"help": "Backend that runs the code: 'local' (isolated processes here), 'daytona' or 'mock'."},
     )
     sandbox_backend_options: dict | str | None = field(
         default=None,
@@ -85,6 +91,10 @@ class SandboxConfig:
     )
     sandbox_labels: dict | str | None = field(
         default=None, metadata={"help": "Extra labels for every sandbox (dict or JSON string)."}
+    )
+    sandbox_sweep_orphans: bool = field(
+        default=False,
+        metadata={"help": "At pool start, delete sandboxes left by dead runs of this host (never a live run's)."},
     )
 
     def __post_init__(self) -> None:

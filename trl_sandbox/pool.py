@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from . import lifecycle
 from .backends import Backend, Sandbox, get_backend
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
 from .tasks import HARNESS_FILES
@@ -35,18 +36,21 @@ from .tasks import HARNESS_FILES
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Label every sandbox created by trl-sandbox carries (value: package version).
-OWNER_LABEL = "trl-sandbox"
+#: Label every sandbox created by trl-sandbox carries (value ``"true"``).
+OWNER_LABEL = lifecycle.MANAGED_LABEL
 
 
 def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[str, str]:
-    """Ownership labels for a pool's sandboxes: package, run id, process rank, host, creation time (UTC)."""
+    """Ownership labels for a pool's sandboxes (all ``str -> str``): ``trl-sandbox: "true"``, the package version,
+    run id, process rank, host, process id, creation time (UTC, ``%Y-%m-%dT%H:%M:%SZ``). The orphan sweep reads them
+    (:mod:`trl_sandbox.lifecycle`)."""
     from . import __version__
 
     if rank is None:
         rank = int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
     return {
-        OWNER_LABEL: __version__,
+        OWNER_LABEL: "true",
+        "trl-sandbox-version": __version__,
         "trl-sandbox-run": run_id or uuid.uuid4().hex[:12],
         "trl-sandbox-rank": str(rank),
         "trl-sandbox-host": socket.gethostname(),
@@ -57,12 +61,14 @@ def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[s
 
 @dataclass
 class PoolStats:
-    """Counters of a pool's life (all integers). ``replaced``: sandboxes deleted and re-created after breaking."""
+    """Counters of a pool's life (all integers). ``replaced``: sandboxes deleted and re-created after breaking;
+    ``orphans_deleted``: sandboxes of dead earlier runs deleted at start (``sweep_orphans``)."""
 
     created: int = 0
     deleted: int = 0
     replaced: int = 0
     delete_failures: int = 0
+    orphans_deleted: int = 0
 
 
 @dataclass
@@ -84,6 +90,10 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         backend_options: Keyword arguments for the backend's constructor (when ``backend`` is a name).
         create_timeout_s: Deadline for creating the whole pool, in seconds.
         delete_timeout_s: Deadline for deleting the whole pool, in seconds.
+        sweep_orphans: At start, delete this backend's sandboxes left by dead runs of this host (see
+            :func:`trl_sandbox.lifecycle.orphan_reason`); never a live run's.
+        handle_signals: At start (from the main thread), make SIGINT/SIGTERM delete the pool first
+            (:func:`trl_sandbox.lifecycle.install_signal_handlers`).
 
     Use as a context manager, or call :meth:`start` and :meth:`close`. ``close`` is idempotent.
 
@@ -100,6 +110,8 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         backend_options: Mapping[str, Any] | None = None,
         create_timeout_s: float = 120.0,
         delete_timeout_s: float = 60.0,
+        sweep_orphans: bool = False,
+        handle_signals: bool = True,
     ) -> None:
         self.backend = get_backend(backend, **dict(backend_options or {}))
         if size is None:
@@ -110,13 +122,15 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self.labels = dict(labels) if labels is not None else default_labels()
         self.create_timeout_s = create_timeout_s
         self.delete_timeout_s = delete_timeout_s
+        self.sweep_orphans = sweep_orphans
+        self.handle_signals = handle_signals
         self.stats = PoolStats()
         self._live: dict[str, Sandbox] = {}
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._idle_send: Any = None
         self._idle_receive: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered when a signal arrives during start/close
         self._closed = False
 
     # -- sync lifecycle ------------------------------------------------------------------------------------------
@@ -146,9 +160,14 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                 return self
             self._portal_cm = start_blocking_portal("asyncio", name="trl-sandbox-pool")
             self._portal = self._portal_cm.__enter__()
+            # Tracked before the first creation: a SIGTERM during creation deletes what exists by then.
+            lifecycle.track(self)
+            if self.handle_signals:
+                lifecycle.install_signal_handlers()
             try:
                 self._portal.call(self._astart)
             except BaseException:
+                lifecycle.untrack(self)
                 self._shutdown_portal()
                 raise
             atexit.register(self.close)
@@ -166,6 +185,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                 return
             self._closed = True
             atexit.unregister(self.close)
+            lifecycle.untrack(self)
             if self._portal is None:
                 return
             try:
@@ -208,12 +228,17 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         sandbox = await self.backend.create(self.labels)
         self._live[sandbox.id] = sandbox
         self.stats.created += 1
+        if self._closed:  # closed (e.g. by a signal) while this creation was in flight
+            await self._delete_one(sandbox)
+            raise InfrastructureError("the sandbox pool was closed during its creation")
         await self.backend.write_files(sandbox, HARNESS_FILES)
         return sandbox
 
     async def _astart(self) -> None:
         self._idle_send, self._idle_receive = anyio.create_memory_object_stream[Sandbox](self.size)
         await self.backend.start()
+        if self.sweep_orphans:
+            await self._sweep()
         created: list[Sandbox] = []
         errors: list[BaseException] = []
 
@@ -236,6 +261,18 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             )
         for sandbox in created:
             self._idle_send.send_nowait(sandbox)
+
+    async def _sweep(self) -> None:
+        try:
+            with anyio.fail_after(self.delete_timeout_s):
+                orphans = await lifecycle.find_orphans(self.backend, current_run=self.labels.get("trl-sandbox-run"))
+                for orphan in orphans:
+                    await self.backend.delete(orphan.sandbox)
+                    self.stats.orphans_deleted += 1
+        except Exception as exc:  # noqa: BLE001 - a failed sweep must not stop training
+            logger.warning("trl-sandbox: sweeping orphaned sandboxes failed: %r", exc)
+        if self.stats.orphans_deleted:
+            logger.warning("trl-sandbox: deleted %d orphaned sandboxes of earlier runs", self.stats.orphans_deleted)
 
     async def _delete_one(self, sandbox: Sandbox) -> None:
         try:

@@ -139,12 +139,15 @@ class Scorer:
             options.setdefault("memory_limit_bytes", config.sandbox_memory_limit)
             options.setdefault("output_limit_bytes", config.sandbox_output_limit)
             options.setdefault("allow_weak_isolation", config.sandbox_allow_weak_isolation)
+        elif chosen == "daytona":
+            options.setdefault("output_limit_bytes", config.sandbox_output_limit)
         pool = SandboxPool(
             chosen,
             size=config.sandbox_pool_size,
             labels=labels,
             backend_options=options,
             create_timeout_s=config.sandbox_create_timeout,
+            sweep_orphans=getattr(config, "sandbox_sweep_orphans", False),
         )
         return cls(
             pool,

@@ -15,6 +15,7 @@ __all__ = ["BACKENDS", "Backend", "ExecResult", "Sandbox", "get_backend"]
 #: Registry names accepted by :func:`get_backend`, with a one-line description each.
 BACKENDS = {
     "local": "isolated processes on this machine (default; no account needed)",
+    "daytona": "remote sandboxes on Daytona (pip install 'trl-sandbox[daytona]'; needs DAYTONA_API_KEY)",
     "mock": "a test double driven by a handler function (trl_sandbox.testing)",
 }
 
@@ -25,7 +26,8 @@ def get_backend(name: str | Backend, **options: Any) -> Backend:
     Args:
         name: A registry name (see :data:`BACKENDS`) or an already-built :class:`Backend`, returned as is.
         **options: Keyword arguments of the backend's constructor (for ``local``, see
-            :class:`~trl_sandbox.backends.local.LocalBackend`).
+            :class:`~trl_sandbox.backends.local.LocalBackend`; for ``daytona``,
+            :class:`~trl_sandbox.backends.daytona.DaytonaBackend`).
 
     Raises:
         UnknownBackendError: ``name`` is not registered; the message lists the registered names.
@@ -37,6 +39,10 @@ def get_backend(name: str | Backend, **options: Any) -> Backend:
         from .local import LocalBackend
 
         return LocalBackend(**options)
+    if name == "daytona":
+        from .daytona import DaytonaBackend
+
+        return DaytonaBackend(**options)
     if name == "mock":
         from .mock import installed_mock_backend
 

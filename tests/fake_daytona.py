@@ -1,0 +1,220 @@
+"""A local fake of the Daytona HTTP API, for running the real ``daytona`` SDK without a network.
+
+It serves the routes ``AsyncDaytona`` uses for sandboxes (create, get, list, delete) and the toolbox routes of
+``AsyncSandbox`` (``process/execute``, ``files/bulk-upload``) on 127.0.0.1, in a thread with its own event loop. Its
+JSON answers are built with the SDK's own generated models (``daytona_api_client_async.models``), so the client
+parses them as it parses the real service's. Commands run in sandboxes of the *local* backend, one per fake
+sandbox: the remote working directory maps to the local sandbox's files, ``python3`` to its interpreter.
+
+Every request is recorded (``requests``: method, path, JSON body); knobs simulate the service's failures:
+``rate_limit_creates`` (that many 429 answers with ``Retry-After: 0`` first), ``fail_creates_after`` (creations beyond
+that count answer 403, as an exhausted quota does), ``fail_execs`` (that many 503 answers to executions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from daytona_api_client_async import models
+
+from trl_sandbox.backends.local import LocalBackend
+
+REMOTE_WORKDIR = "/tmp/trl-sandbox"
+
+
+class FakeDaytona:
+    """The fake service. ``start()`` returns the API URL (``http://127.0.0.1:PORT/api``); ``stop()`` deletes
+    every local sandbox still there."""
+
+    def __init__(self, root_dir: Path) -> None:
+        self.root_dir = Path(root_dir)
+        self.requests: list[tuple[str, str, Any]] = []
+        self.sandboxes: dict[str, dict[str, Any]] = {}  # id -> {"dto": dict, "local": Sandbox}
+        self.created: list[str] = []
+        self.deleted: list[str] = []
+        self.rate_limit_creates = 0
+        self.fail_creates_after: int | None = None
+        self.fail_execs = 0
+        self.url = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._local: LocalBackend | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------------
+
+    def start(self) -> str:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._start())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="fake-daytona", daemon=True)
+        self._thread.start()
+        if not ready.wait(60):
+            raise RuntimeError("the fake Daytona server did not start")
+        return self.url
+
+    async def _start(self) -> None:
+        self._local = LocalBackend(root_dir=self.root_dir, output_limit_bytes=1 << 20)
+        await self._local.start()
+        app = web.Application(client_max_size=64 << 20)
+        app.add_routes([
+            web.post("/api/sandbox", self.create),
+            web.get("/api/sandbox", self.list),
+            web.get("/api/sandbox/{id}", self.get),
+            web.delete("/api/sandbox/{id}", self.delete),
+            web.post("/toolbox/{id}/process/execute", self.execute),
+            web.post("/toolbox/{id}/files/bulk-upload", self.upload),
+        ])
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # noqa: SLF001 - aiohttp exposes no public accessor
+        self.base = f"http://127.0.0.1:{port}"
+        self.url = f"{self.base}/api"
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown() -> None:
+            for record in list(self.sandboxes.values()):
+                await self._local.delete(record["local"])
+            self.sandboxes.clear()
+            await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(60)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    @property
+    def alive(self) -> list[str]:
+        """Ids of sandboxes that exist (created and not deleted)."""
+        return sorted(self.sandboxes)
+
+    def bodies(self, method: str, path: str) -> list[Any]:
+        """Recorded JSON bodies of requests with this method and path."""
+        return [body for m, p, body in self.requests if m == method and p == path]
+
+    # -- sandboxes ---------------------------------------------------------------------------------------------------
+
+    def _dto(self, sandbox_id: str, body: dict) -> dict:
+        return models.Sandbox(
+            id=sandbox_id, organization_id="org", name=sandbox_id, user="daytona", env=body.get("env") or {},
+            labels=body.get("labels") or {}, public=False, network_block_all=bool(body.get("networkBlockAll")),
+            network_allow_list=body.get("networkAllowList"), kvm=False, target=body.get("target") or "us", cpu=1,
+            gpu=0, memory=1, disk=3, state="started", auto_stop_interval=body.get("autoStopInterval"),
+            auto_delete_interval=body.get("autoDeleteInterval"), toolbox_proxy_url=f"{self.base}/toolbox",
+        ).to_dict()
+
+    @staticmethod
+    def _error(status: int, message: str, headers: dict | None = None) -> web.Response:
+        return web.json_response({"statusCode": status, "message": message, "error": message}, status=status,
+                                 headers=headers)
+
+    async def create(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(("POST", "/api/sandbox", body))
+        if self.rate_limit_creates > 0:
+            self.rate_limit_creates -= 1
+            return self._error(429, "Too many requests", {"Retry-After": "0"})
+        if self.fail_creates_after is not None and len(self.created) >= self.fail_creates_after:
+            return self._error(403, "Total CPU limit exceeded: quota reached")
+        sandbox_id = uuid.uuid4().hex
+        local = await self._local.create({"fake-daytona": sandbox_id})
+        dto = self._dto(sandbox_id, body)
+        self.sandboxes[sandbox_id] = {"dto": dto, "local": local}
+        self.created.append(sandbox_id)
+        return web.json_response(dto)
+
+    async def get(self, request: web.Request) -> web.Response:
+        sandbox_id = request.match_info["id"]
+        self.requests.append(("GET", f"/api/sandbox/{sandbox_id}", None))
+        record = self.sandboxes.get(sandbox_id)
+        return web.json_response(record["dto"]) if record else self._error(404, "Sandbox not found")
+
+    async def list(self, request: web.Request) -> web.Response:
+        wanted = json.loads(request.query.get("labels") or "{}")
+        self.requests.append(("GET", "/api/sandbox", dict(request.query)))
+        items = []
+        for record in self.sandboxes.values():
+            dto = record["dto"]
+            if all(dto["labels"].get(k) == v for k, v in wanted.items()):
+                items.append(models.SandboxListItem.from_dict(dto).to_dict())
+        return web.json_response(models.ListSandboxesResponse.from_dict({"items": items, "nextCursor": None}).to_dict())
+
+    async def delete(self, request: web.Request) -> web.Response:
+        sandbox_id = request.match_info["id"]
+        self.requests.append(("DELETE", f"/api/sandbox/{sandbox_id}", None))
+        record = self.sandboxes.pop(sandbox_id, None)
+        if record is None:
+            return self._error(404, "Sandbox not found")
+        await self._local.delete(record["local"])
+        self.deleted.append(sandbox_id)
+        return web.json_response({**record["dto"], "state": "destroyed"})
+
+    # -- toolbox -----------------------------------------------------------------------------------------------------
+
+    def _local_path(self, record: dict, remote: str) -> str:
+        return remote.replace(REMOTE_WORKDIR, record["local"].workdir)
+
+    async def execute(self, request: web.Request) -> web.Response:
+        sandbox_id = request.match_info["id"]
+        body = await request.json()
+        self.requests.append(("POST", "/toolbox/process/execute", body))
+        record = self.sandboxes.get(sandbox_id)
+        if record is None:
+            return self._error(404, "Sandbox not found")
+        if self.fail_execs > 0:
+            self.fail_execs -= 1
+            return self._error(503, "Service unavailable")
+        local = record["local"]
+        command = self._local_path(record, body["command"])
+        if command.startswith("python3 "):
+            command = shlex.join(local.python) + command[len("python3"):]
+        timeout = float(body.get("timeout") or 60)
+        result = await self._local.exec(local, ["/bin/sh", "-c", command], timeout_s=timeout)
+        if result.timed_out:
+            return self._error(408, "command execution timeout")
+        return web.json_response({"exitCode": result.exit_code, "result": (result.stdout + result.stderr).decode()})
+
+    async def upload(self, request: web.Request) -> web.Response:
+        sandbox_id = request.match_info["id"]
+        record = self.sandboxes.get(sandbox_id)
+        reader = await request.multipart()
+        paths: dict[str, str] = {}
+        contents: dict[str, bytes] = {}
+        while True:
+            part = await reader.next()
+            if part is None:
+                break
+            index, _, kind = (part.name or "").rpartition(".")
+            if kind == "path":
+                paths[index] = (await part.read()).decode()
+            elif kind == "file":
+                contents[index] = bytes(await part.read())
+            else:
+                await part.read()
+        files = {paths[i]: data for i, data in contents.items() if i in paths}
+        self.requests.append(("POST", "/toolbox/files/bulk-upload", sorted(files)))
+        if record is None:
+            return self._error(404, "Sandbox not found")
+        local_files = {}
+        for remote, data in files.items():
+            if not remote.startswith(REMOTE_WORKDIR + "/"):
+                return self._error(400, f"this fake only writes under {REMOTE_WORKDIR}: {remote}")
+            local_files[remote[len(REMOTE_WORKDIR) + 1:]] = data
+        await self._local.write_files(record["local"], local_files)
+        return web.json_response([])
