@@ -168,6 +168,10 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                 self._portal.call(self._astart)
             except BaseException:
                 lifecycle.untrack(self)
+                try:
+                    self._portal.call(self.backend.aclose)
+                except Exception:  # noqa: BLE001 - the creation error is the one to report
+                    logger.exception("trl-sandbox: error while closing the backend")
                 self._shutdown_portal()
                 raise
             atexit.register(self.close)
