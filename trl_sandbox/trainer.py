@@ -66,7 +66,8 @@ class SandboxPoolCallback(TrainerCallback):
 class MetricsJsonlCallback(TrainerCallback):
     """Appends one JSON object per logging step to ``path`` (main process only): ``step``, ``epoch``, and every
     logged value (TRL's ``reward``, ``rewards/*``, and the ``sandbox/*`` metrics of the code reward), plus the
-    pool counters ``sandbox/pool_created``, ``sandbox/pool_replaced``.
+    pool counters ``sandbox/pool_created``, ``sandbox/pool_replaced``, and the backend's own counters when it keeps
+    some (Daytona: ``sandbox/backend_retries``, ``sandbox/backend_rate_limited``, ``sandbox/backend_orphans_deleted``).
 
     Args:
         path: Output file (created, parent directories included; truncated at ``on_train_begin``).
@@ -91,6 +92,9 @@ class MetricsJsonlCallback(TrainerCallback):
         if scorer is not None:
             record["sandbox/pool_created"] = scorer.pool.stats.created
             record["sandbox/pool_replaced"] = scorer.pool.stats.replaced
+            backend_stats = getattr(scorer.pool.backend, "stats", None)
+            if isinstance(backend_stats, dict):  # remote backends: retries, rate_limited...
+                record.update({f"sandbox/backend_{k}": v for k, v in backend_stats.items()})
         with open(self.path, "a") as f:
             f.write(json.dumps(record) + "\n")
 
