@@ -67,7 +67,8 @@ def config(**overrides):
     return SandboxConfig(sandbox_backend="daytona", sandbox_backend_options=options, **overrides)
 
 
-def test_missing_api_key_is_one_clear_error_before_anything_starts(monkeypatch):
+def test_missing_api_key_is_one_clear_error_before_anything_starts(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # the SDK also reads .env files of the working directory
     for name in ("DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ConfigurationError, match="DAYTONA_API_KEY"):
@@ -184,9 +185,7 @@ def test_a_signal_deletes_every_sandbox_then_does_what_it_did(service, signum):
 
 def autospec_backend():
     client = create_autospec(AsyncDaytona, instance=True)
-    backend = DaytonaBackend(client=client, max_retries=2)
-    backend._retrying.__func__  # noqa: B018 - the real retry loop is used
-    return backend, client
+    return DaytonaBackend(client=client, max_retries=2), client
 
 
 def autospec_sandbox():

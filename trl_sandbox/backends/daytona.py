@@ -58,6 +58,17 @@ def _sdk() -> Any:
     return daytona
 
 
+def _env_reader() -> Callable[[str], str | None]:
+    """How the SDK reads its variables: the process environment, then ``.env`` / ``.env.local`` files (an internal
+    helper of the SDK; the process environment alone where it moved)."""
+    try:
+        from daytona._utils.env import DaytonaEnvReader
+
+        return DaytonaEnvReader().get
+    except Exception:  # noqa: BLE001 - an SDK version without it
+        return os.environ.get
+
+
 class DaytonaBackend(Backend):
     """Sandboxes on Daytona.
 
@@ -131,10 +142,11 @@ class DaytonaBackend(Backend):
                 f"unknown daytona backend option(s) {sorted(unknown)}; see trl_sandbox.backends.daytona.DaytonaBackend"
             )
         self.sdk = _sdk()
-        self.api_key = api_key or os.environ.get("DAYTONA_API_KEY")
-        self.api_url = api_url or os.environ.get("DAYTONA_API_URL")
-        self.target = target or os.environ.get("DAYTONA_TARGET")
-        jwt = os.environ.get("DAYTONA_JWT_TOKEN") and os.environ.get("DAYTONA_ORGANIZATION_ID")
+        env = _env_reader()
+        self.api_key = api_key or env("DAYTONA_API_KEY")
+        self.api_url = api_url or os.environ.get("DAYTONA_API_URL")  # the SDK reads the URL from the process only
+        self.target = target or env("DAYTONA_TARGET")
+        jwt = env("DAYTONA_JWT_TOKEN") and env("DAYTONA_ORGANIZATION_ID")
         if client is None and not self.api_key and not jwt:
             raise ConfigurationError(_KEY_HINT)
         if (cpu or memory_gib or disk_gib) and not image:
