@@ -305,7 +305,9 @@ def test_cleanup_of_the_local_backend(own_sandbox_root):
     result = cleanup("--backend", "local", "--backend-options", options)
     assert result.returncode == 0 and dead.id in result.stdout and "deleted 1" in result.stderr, result.stderr
     assert not (own_sandbox_root / dead.id).exists() and (own_sandbox_root / live.id).exists()
-    anyio.run(backend.delete, live)
+    # The "dead" sandbox's server still belongs to this (live) test process: stop it and free its cgroups too.
+    for sandbox in (dead, live):
+        anyio.run(backend.delete, sandbox)
 
 
 def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_path):
