@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import types
 from pathlib import Path
 from unittest.mock import create_autospec
 
@@ -31,7 +30,7 @@ from trl_sandbox import ConfigurationError, InfrastructureError, SandboxConfig, 
 from trl_sandbox.backends.base import Sandbox  # noqa: E402
 from trl_sandbox.backends.daytona import DaytonaBackend  # noqa: E402
 from trl_sandbox.errors import SandboxCreationError  # noqa: E402
-from trl_sandbox.lifecycle import orphan_reason, parse_age  # noqa: E402
+from trl_sandbox.lifecycle import CREATED_FORMAT, orphan_reason, parse_age  # noqa: E402
 from trl_sandbox.pool import default_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -238,7 +237,7 @@ def labels_of(run, *, pid=None, host=None, age_s=0.0):
     labels = default_labels(run)
     labels["trl-sandbox-pid"] = str(pid if pid is not None else os.getpid())
     labels["trl-sandbox-host"] = host or socket.gethostname()
-    labels["trl-sandbox-created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age_s))
+    labels["trl-sandbox-created"] = time.strftime(CREATED_FORMAT, time.gmtime(time.time() - age_s))
     return labels
 
 
@@ -325,3 +324,16 @@ def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_pa
     assert sum(r["passed"] for r in results) == 164, [r for r in results if not r["passed"]][:3]
     assert "164/164 passed" in result.stderr
     assert len(service.created) >= 8 and service.alive == []
+
+
+def test_retry_after_headers_decide_the_wait():
+    from daytona import DaytonaRateLimitError
+
+    from trl_sandbox.backends.daytona import _retry_after
+
+    def wait(headers):
+        return _retry_after(DaytonaRateLimitError("429", status_code=429, headers=headers))
+
+    assert wait({"Retry-After": "2"}) == 2.0 and wait({"retry-after": "0"}) == 0.0
+    assert wait({"Retry-After": "1", "Retry-After-Sandbox-Create": "7"}) == 7.0  # the longest per-limit wait
+    assert wait({}) == 1.0 and wait({"Retry-After": "soon"}) == 1.0 and wait({"Retry-After": "999"}) == 60.0

@@ -311,10 +311,14 @@ def cleanup_main(argv: list[str]) -> int:
     )
     parser.add_argument("--backend", default="local", help="Backend name (local, daytona). Default: local.")
     parser.add_argument("--backend-options", default=None, help="Backend constructor options as a JSON object.")
-    parser.add_argument("--run-id", default=None, help="Select every sandbox of this run (label trl-sandbox-run).")
-    parser.add_argument("--older-than", default=None, help="Also select sandboxes older than this: 90m, 24h, 7d.")
+    parser.add_argument("--run-id", default=None,
+                        help="Select every sandbox of this run (label trl-sandbox-run), and only those.")
+    parser.add_argument("--older-than", default=None,
+                        help="Also select sandboxes older than this, on any host: 90m, 24h, 7d (not with --run-id).")
     parser.add_argument("--dry-run", action="store_true", help="List what would be deleted; delete nothing.")
     ns = parser.parse_args(argv)
+    if ns.run_id and ns.older_than:
+        parser.error("--run-id selects one run's sandboxes whatever their age: use one of --run-id, --older-than")
     try:
         older_than_s = parse_age(ns.older_than) if ns.older_than else None
     except ValueError as exc:

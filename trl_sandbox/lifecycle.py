@@ -37,11 +37,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MANAGED_LABEL", "Orphan", "find_orphans", "install_signal_handlers", "parse_age"]
+__all__ = ["CREATED_FORMAT", "MANAGED_LABEL", "Orphan", "find_orphans", "install_signal_handlers", "parse_age"]
 
 #: Label (value ``"true"``) on every sandbox trl-sandbox creates; the others (``trl-sandbox-run``, ``-rank``,
 #: ``-host``, ``-pid``, ``-created``, ``-version``) say which run owns it.
 MANAGED_LABEL = "trl-sandbox"
+#: ``time.strftime`` format (UTC) of the ``trl-sandbox-created`` label.
+CREATED_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 _open_pools: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
 _previous: dict[int, Any] = {}
@@ -128,7 +130,7 @@ def parse_age(text: str) -> float:
 
 def _created_at(labels: dict[str, str]) -> float | None:
     try:
-        return calendar.timegm(time.strptime(labels["trl-sandbox-created"], "%Y-%m-%dT%H:%M:%SZ"))
+        return calendar.timegm(time.strptime(labels["trl-sandbox-created"], CREATED_FORMAT))
     except (KeyError, ValueError):
         return None
 

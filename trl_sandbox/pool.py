@@ -36,25 +36,21 @@ from .tasks import HARNESS_FILES
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Label every sandbox created by trl-sandbox carries (value ``"true"``).
-OWNER_LABEL = lifecycle.MANAGED_LABEL
-
-
 def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[str, str]:
     """Ownership labels for a pool's sandboxes (all ``str -> str``): ``trl-sandbox: "true"``, the package version,
-    run id, process rank, host, process id, creation time (UTC, ``%Y-%m-%dT%H:%M:%SZ``). The orphan sweep reads them
+    run id, process rank, host, process id, creation time (UTC, :data:`~trl_sandbox.lifecycle.CREATED_FORMAT`). The orphan sweep reads them
     (:mod:`trl_sandbox.lifecycle`)."""
     from . import __version__
 
     if rank is None:
         rank = int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
     return {
-        OWNER_LABEL: "true",
+        lifecycle.MANAGED_LABEL: "true",
         "trl-sandbox-version": __version__,
         "trl-sandbox-run": run_id or uuid.uuid4().hex[:12],
         "trl-sandbox-rank": str(rank),
         "trl-sandbox-host": socket.gethostname(),
-        "trl-sandbox-created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "trl-sandbox-created": time.strftime(lifecycle.CREATED_FORMAT, time.gmtime()),
         "trl-sandbox-pid": str(os.getpid()),
     }
 

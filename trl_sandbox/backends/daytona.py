@@ -412,19 +412,21 @@ def _status(exc: BaseException) -> int | None:
 
 
 def _retry_after(exc: BaseException) -> float:
-    """Seconds to wait from a 429's ``Retry-After`` header (any case; seconds), default 1 s, at most 60 s."""
+    """Seconds to wait from a 429's ``Retry-After`` header (any case; Daytona also sends per-limit variants named
+    ``Retry-After-<limit>``: the longest wins), in seconds; 1 s when absent, at most 60 s."""
     headers = getattr(exc, "headers", None) or {}
     try:
         items = dict(headers).items()
     except (TypeError, ValueError):
         items = ()
+    waits = []
     for key, value in items:
-        if str(key).lower() in ("retry-after", "x-ratelimit-reset", "ratelimit-reset"):
+        if str(key).lower().startswith("retry-after"):
             try:
-                return min(max(float(value), 0.0), 60.0)
+                waits.append(float(value))
             except (TypeError, ValueError):
                 continue
-    return 1.0
+    return min(max(waits), 60.0) if waits and max(waits) >= 0 else 1.0
 
 
 def _is_connection_error(exc: BaseException, sdk: Any) -> bool:
