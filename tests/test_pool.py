@@ -72,21 +72,24 @@ def test_infra_error_is_retried_on_another_sandbox_then_none():
     backend = MockBackend(flaky)
     with Scorer(SandboxPool(backend, size=2)) as scorer:
         (result,) = scorer.score([TASK], ["def f(): return 1"])
-        assert result.status == "passed" and result.reward == 1.0
-        assert scorer.pool.stats.replaced == 1  # the sandbox that failed its health check was replaced
+        assert result.status == "passed" and result.reward == 1.0 and result.retries == 1
+        assert scorer.pool.stats.deleted == 1  # the sandbox that failed its health check was deleted at once...
+        results = scorer.score([TASK] * 2, ["def f(): return 1"] * 2)
+        assert [r.status for r in results] == ["passed"] * 2
+        assert scorer.pool.stats.replaced == 1 and len(backend.live) == 2  # ...and replaced when next needed
         backend.handler = lambda request: (_ for _ in ()).throw(InfrastructureError("down"))
         (result,) = scorer.score([TASK], ["def f(): return 1"])
     assert result.status == "infra_error" and result.reward is None
     assert backend.live == {}
 
 
-def test_batch_deadline_turns_hung_backend_into_none():
+def test_batch_deadline_cancels_a_hung_backend_and_gives_none():
     async def hang(request):
         await anyio.sleep(3600)
 
-    with Scorer(SandboxPool(MockBackend(hang), size=2), batch_timeout_s=0.5) as scorer:
+    with Scorer(SandboxPool(MockBackend(hang), size=2), batch_deadline_s=0.5) as scorer:
         results = scorer.score([TASK] * 3, ["def f(): return 1"] * 3)
-    assert [r.status for r in results] == ["infra_error"] * 3 and all(r.reward is None for r in results)
+    assert [r.status for r in results] == ["cancelled"] * 3 and all(r.reward is None for r in results)
 
 
 def test_harness_that_never_starts_is_infra_not_wrong():

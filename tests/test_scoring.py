@@ -139,3 +139,41 @@ def test_broken_reference_is_an_invalid_task_not_a_wrong_answer(scorer):
     task = Task.from_row({"prompt": "def f(x):\n", "func_name": "f", "tests": ["[1]"], "reference": "nope"})
     (result,) = score(scorer, task, "    return x\n")
     assert result.status == "invalid_task" and result.reward is None
+
+
+def test_straggler_deadline_cancels_and_the_pool_recovers(own_sandbox_root):
+    """A completion still running at sandbox_batch_deadline_s is cancelled (reward None), its sandbox replaced, and
+    the rest of the batch keeps its results."""
+    import time
+
+    from trl_sandbox import SandboxConfig, Scorer
+
+    task = Task.from_row(HE["HumanEval/0"])
+    canonical = HE["HumanEval/0"]["canonical_solution"]
+    config = SandboxConfig(
+        sandbox_pool_size=2,
+        sandbox_test_timeout=60.0,
+        sandbox_completion_timeout=60.0,
+        sandbox_batch_deadline_s=3.0,
+        sandbox_backend_options={"root_dir": str(own_sandbox_root)},
+    )
+    with Scorer.from_config(config) as scorer:
+        start = time.monotonic()
+        results = scorer.score([task] * 4, ["    while True:\n        pass\n", canonical, canonical, canonical])
+        elapsed = time.monotonic() - start
+        assert [r.status for r in results] == ["cancelled", "passed", "passed", "passed"]
+        assert results[0].reward is None and "deadline" in results[0].error
+        assert elapsed < 30  # far below the 60 s the straggler was allowed: the batch did not wait for it
+        assert scorer.pool.stats.deleted == 1  # the straggler's sandbox (and its busy process) is gone
+        again = scorer.score([task] * 2, [canonical, canonical])
+        assert [r.status for r in again] == ["passed", "passed"]
+        assert scorer.pool.stats.replaced == 1 and len(scorer.pool.live_sandboxes()) == 2
+
+
+def test_result_carries_timings_and_the_end_of_the_output(scorer):
+    task = Task.from_row(HE["HumanEval/0"])
+    code = "    import sys\n    print('x' * 5000)\n    print('the end', file=sys.stderr)\n    raise ValueError('boom')\n"
+    (result,) = score(scorer, task, code)
+    assert result.status == "failed" and result.exec_s > 0 and result.queue_s >= 0 and result.retries == 0
+    assert "boom" in result.error
+    assert len(result.output) == 1000 and result.output.endswith("xxx\nthe end\n")

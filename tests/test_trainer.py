@@ -90,13 +90,13 @@ def test_hung_scoring_gives_none_and_training_goes_on(tiny_model_dir, tmp_path, 
     mock_sandbox_backend.handler = hang
     trainer = SandboxGRPOTrainer(
         model=tiny_model_dir,
-        args=config(tmp_path, max_steps=1, sandbox_batch_timeout=0.5),
+        args=config(tmp_path, max_steps=1, sandbox_batch_deadline_s=0.5),
         train_dataset=Dataset.from_list(ROWS),
     )
     trainer.train()
     assert trainer.state.global_step == 1 and mock_sandbox_backend.live == {}
-    (log,) = [h for h in trainer.state.log_history if "sandbox/infra_errors" in h]
-    assert log["sandbox/infra_errors"] == 4
+    (log,) = [h for h in trainer.state.log_history if "sandbox/cancelled" in h]
+    assert log["sandbox/cancelled"] == 4 and log["sandbox/infra_errors"] == 0
 
 
 def test_second_train_call_gets_a_fresh_pool(tiny_model_dir, tmp_path, mock_sandbox_backend):

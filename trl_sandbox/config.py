@@ -39,9 +39,11 @@ class SandboxConfig:
             Bytes of stdout/stderr kept per execution (and of output per stdin/stdout test); the rest is cut.
         sandbox_create_timeout (`float`, *optional*, defaults to `120.0`):
             Seconds allowed to create the whole pool.
-        sandbox_batch_timeout (`float`, *optional*):
-            Deadline in seconds for scoring one batch; completions not scored by then get a `None` reward.
-            Defaults to a value derived from the batch size, the concurrency and `sandbox_completion_timeout`.
+        sandbox_batch_deadline_s (`float`, *optional*):
+            Straggler deadline in seconds for scoring one batch (per process): completions still running then are
+            cancelled, counted in `sandbox/cancelled`, and get a `None` reward, so one pathological completion
+            cannot stall every process at TRL's gather. Defaults to a generous value derived from the batch size,
+            the concurrency and `sandbox_completion_timeout` (a safety net; set it to bound step time).
         sandbox_allow_weak_isolation (`bool`, *optional*, defaults to `False`):
             Let the local backend run without namespaces when the kernel refuses them, instead of failing.
         sandbox_labels (`dict` or `str`, *optional*):
@@ -81,9 +83,12 @@ class SandboxConfig:
     sandbox_create_timeout: float = field(
         default=120.0, metadata={"help": "Seconds allowed to create the whole pool."}
     )
-    sandbox_batch_timeout: float | None = field(
+    sandbox_batch_deadline_s: float | None = field(
         default=None,
-        metadata={"help": "Deadline in seconds for scoring one batch. Defaults to a value derived from the batch."},
+        metadata={
+            "help": "Straggler deadline in seconds for scoring one batch: completions still running are cancelled "
+            "and get None. Defaults to a generous value derived from the batch."
+        },
     )
     sandbox_allow_weak_isolation: bool = field(
         default=False,
@@ -125,8 +130,12 @@ class SandboxConfig:
         for name in ("sandbox_test_timeout", "sandbox_completion_timeout", "sandbox_create_timeout"):
             if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
-        if self.sandbox_batch_timeout is not None and self.sandbox_batch_timeout <= 0:
-            raise ConfigurationError(f"sandbox_batch_timeout must be positive, got {self.sandbox_batch_timeout!r}")
+        if self.sandbox_batch_deadline_s is not None and (
+            not isinstance(self.sandbox_batch_deadline_s, (int, float)) or self.sandbox_batch_deadline_s <= 0
+        ):
+            raise ConfigurationError(
+                f"sandbox_batch_deadline_s must be a positive number of seconds, got {self.sandbox_batch_deadline_s!r}"
+            )
         for name in ("sandbox_memory_limit", "sandbox_output_limit"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be a positive number of bytes, got {getattr(self, name)!r}")

@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -90,6 +91,8 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             :func:`trl_sandbox.lifecycle.orphan_reason`); never a live run's.
         handle_signals: At start (from the main thread), make SIGINT/SIGTERM delete the pool first
             (:func:`trl_sandbox.lifecycle.install_signal_handlers`).
+        progress: Show a progress bar (tqdm, on stderr) while the sandboxes are created. None: only when stderr
+            is a terminal.
 
     Use as a context manager, or call :meth:`start` and :meth:`close`. ``close`` is idempotent.
 
@@ -108,6 +111,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         delete_timeout_s: float = 60.0,
         sweep_orphans: bool = False,
         handle_signals: bool = True,
+        progress: bool | None = None,
     ) -> None:
         self.backend = get_backend(backend, **dict(backend_options or {}))
         if size is None:
@@ -120,6 +124,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self.delete_timeout_s = delete_timeout_s
         self.sweep_orphans = sweep_orphans
         self.handle_signals = handle_signals
+        self.progress = progress
         self.stats = PoolStats()
         self._live: dict[str, Sandbox] = {}
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
@@ -235,23 +240,29 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         return sandbox
 
     async def _astart(self) -> None:
-        self._idle_send, self._idle_receive = anyio.create_memory_object_stream[Sandbox](self.size)
+        self._idle_send, self._idle_receive = anyio.create_memory_object_stream[Sandbox | None](self.size)
         await self.backend.start()
         if self.sweep_orphans:
             await self._sweep()
         created: list[Sandbox] = []
         errors: list[BaseException] = []
+        bar = progress_bar(self.progress, total=self.size, desc=f"creating {self.backend.name} sandboxes",
+                           unit="sandbox")
 
         async def create() -> None:
             try:
                 created.append(await self._create_one())
+                bar.update(1)
             except Exception as exc:  # noqa: BLE001 - gathered and reported below
                 errors.append(exc)
 
-        with anyio.move_on_after(self.create_timeout_s) as scope:
-            async with anyio.create_task_group() as tg:
-                for _ in range(self.size):
-                    tg.start_soon(create)
+        try:
+            with anyio.move_on_after(self.create_timeout_s) as scope:
+                async with anyio.create_task_group() as tg:
+                    for _ in range(self.size):
+                        tg.start_soon(create)
+        finally:
+            bar.close()
         if scope.cancelled_caught or errors:
             await self._delete_all()
             reason = f"timed out after {self.create_timeout_s}s" if scope.cancelled_caught else repr(errors[0])
@@ -303,14 +314,18 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
     async def lease(self, *, timeout_s: float) -> AsyncIterator[Lease]:
         """Borrow an idle sandbox for one execution (pool loop only), waiting at most ``timeout_s`` seconds.
 
-        A sandbox returned with ``lease.broken`` set is deleted and replaced by a new one.
+        A sandbox returned with ``lease.broken`` set is deleted at once; its replacement is created by the next
+        lease that needs it (so a straggler's cancellation never waits for a creation).
 
         Raises:
-            InfrastructureError: no sandbox became idle in time, or the pool is closed.
+            InfrastructureError: no sandbox became idle in time, a replacement could not be created, or the pool
+                is closed.
         """
         try:
             with anyio.fail_after(timeout_s):
                 sandbox = await self._idle_receive.receive()
+                if sandbox is None:  # the slot of a broken sandbox: create its replacement now
+                    sandbox = await self._replace()
         except TimeoutError:
             raise InfrastructureError(f"no sandbox became free within {timeout_s:.1f}s") from None
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -322,17 +337,34 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             with anyio.CancelScope(shield=True):
                 await self._give_back(lease)
 
+    async def _replace(self) -> Sandbox:
+        """Create the replacement of a broken sandbox (its slot was an empty marker in the idle queue).
+
+        Raises:
+            InfrastructureError: the creation failed or took longer than ``create_timeout_s``; the slot stays
+                empty for a later lease to try again.
+        """
+        try:
+            with anyio.fail_after(self.create_timeout_s):
+                sandbox = await self._create_one()
+        except BaseException as exc:
+            self._put_idle(None)
+            if isinstance(exc, Exception):
+                logger.warning("trl-sandbox: creating a replacement sandbox failed: %r", exc)
+                raise InfrastructureError(f"creating a replacement sandbox failed: {exc!r}") from exc
+            raise
+        self.stats.replaced += 1
+        return sandbox
+
     async def _give_back(self, lease: Lease) -> None:
-        sandbox = lease.sandbox
         if lease.broken and not self._closed:
-            await self._delete_one(sandbox)
-            try:
-                with anyio.fail_after(self.create_timeout_s):
-                    sandbox = await self._create_one()
-                self.stats.replaced += 1
-            except Exception as exc:  # noqa: BLE001 - the pool shrinks; scoring reports infra errors
-                logger.warning("trl-sandbox: replacing broken sandbox %s failed: %r", lease.sandbox.id, exc)
-                return
+            with anyio.move_on_after(self.delete_timeout_s):
+                await self._delete_one(lease.sandbox)
+            self._put_idle(None)  # replaced by the next lease
+        else:
+            self._put_idle(lease.sandbox)
+
+    def _put_idle(self, sandbox: Sandbox | None) -> None:
         try:
             self._idle_send.send_nowait(sandbox)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -341,6 +373,15 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
     def live_sandboxes(self) -> list[Sandbox]:
         """The sandboxes this pool created and has not deleted (a snapshot)."""
         return list(self._live.values())
+
+
+def progress_bar(show: bool | None, **kwargs: Any) -> Any:
+    """A tqdm progress bar on stderr (``kwargs`` go to ``tqdm``); ``show=None`` shows it only when stderr is a
+    terminal, ``False`` never. The bar is safe to update from the pool's thread."""
+    from tqdm import tqdm
+
+    return tqdm(disable=(not sys.stderr.isatty()) if show is None else not show, file=sys.stderr,
+                dynamic_ncols=True, **kwargs)
 
 
 def rounds(n: int, width: int) -> int:

@@ -11,6 +11,8 @@ completions of the batch are scored at once in the sandbox pool.
 from __future__ import annotations
 
 import logging
+import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -22,7 +24,7 @@ from .tasks import Task
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CodeReward", "code_reward", "score_metrics"]
+__all__ = ["METRICS", "CodeReward", "code_reward", "percentile", "score_metrics"]
 
 # Keyword arguments TRL passes that are not dataset columns.
 _TRL_KWARGS = {"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"}
@@ -52,28 +54,80 @@ def rows_from_kwargs(n: int, prompts: Sequence[Any] | None, kwargs: dict[str, An
     return rows
 
 
-def score_metrics(results: Sequence[ScoreResult], seconds: float) -> dict[str, float]:
-    """Batch metrics logged under ``sandbox/``: pass rates over scored completions, status counts, timings.
+#: The metrics :class:`CodeReward` logs for each batch through TRL's ``log_metric`` (TRL averages them over the
+#: processes and over the steps of a logging interval), with their meaning.
+METRICS = {
+    "sandbox/completions": "completions in the batch (per process)",
+    "sandbox/pass_rate": "fraction of scored completions that passed every test (None rewards left out)",
+    "sandbox/tests_pass_rate": "fraction of tests passed, over the scored completions",
+    "sandbox/timeouts": "completions that ran past a time limit",
+    "sandbox/errors": "completions that did not load, crashed or ended the test run early",
+    "sandbox/banned": "completions that used a banned pattern (not run)",
+    "sandbox/infra_errors": "completions the infrastructure failed to score (reward None)",
+    "sandbox/invalid_tasks": "completions of malformed task rows (reward None)",
+    "sandbox/cancelled": "completions cancelled at the straggler deadline sandbox_batch_deadline_s (reward None)",
+    "sandbox/retries": "executions repeated after an infrastructure failure, plus the backend's own request retries",
+    "sandbox/exec_seconds_mean": "mean seconds of one completion's execution in its sandbox",
+    "sandbox/exec_seconds_p95": "95th percentile of the same (per process)",
+    "sandbox/queue_seconds_mean": "mean seconds a completion waited for an idle sandbox",
+    "sandbox/batch_seconds": "wall-clock seconds to score the whole batch",
+    "sandbox/completions_per_second": "completions scored per second of batch_seconds",
+    "sandbox/pool_size": "live sandboxes in the process's pool after the batch",
+}
 
-    Keys: ``completions`` (scored in the batch), ``pass_rate``, ``tests_pass_rate``, ``infra_errors``, ``timeouts``, ``errors``, ``banned``,
-    ``invalid_tasks`` (counts in the batch), ``exec_seconds_mean``, ``batch_seconds``, ``completions_per_second``.
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values`` by the nearest-rank method; 0.0 when empty."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def score_metrics(
+    results: Sequence[ScoreResult], seconds: float, *, backend_retries: int = 0, pool_size: int | None = None
+) -> dict[str, float]:
+    """The batch metrics of :data:`METRICS` (all floats; keys prefixed ``sandbox/``).
+
+    Args:
+        results: The batch's results.
+        seconds: Wall-clock seconds the batch took.
+        backend_retries: Request retries the backend made during the batch (e.g. Daytona's 429/5xx retries).
+        pool_size: Live sandboxes in the pool; the key is left out when None.
     """
     scored = [r for r in results if r.reward is not None]
     counts = Counter(r.status for r in results)
     tests_total = sum(r.tests_total for r in scored)
-    return {
+    executed = [r.exec_s for r in results if r.exec_s > 0]
+    metrics = {
         "sandbox/completions": float(len(results)),
         "sandbox/pass_rate": sum(r.passed for r in scored) / len(scored) if scored else 0.0,
         "sandbox/tests_pass_rate": sum(r.tests_passed for r in scored) / tests_total if tests_total else 0.0,
-        "sandbox/infra_errors": float(counts["infra_error"]),
         "sandbox/timeouts": float(counts["timeout"]),
         "sandbox/errors": float(counts["error"]),
         "sandbox/banned": float(counts["banned"]),
+        "sandbox/infra_errors": float(counts["infra_error"]),
         "sandbox/invalid_tasks": float(counts["invalid_task"]),
-        "sandbox/exec_seconds_mean": sum(r.duration_s for r in results) / len(results) if results else 0.0,
+        "sandbox/cancelled": float(counts["cancelled"]),
+        "sandbox/retries": float(sum(r.retries for r in results) + backend_retries),
+        "sandbox/exec_seconds_mean": sum(executed) / len(executed) if executed else 0.0,
+        "sandbox/exec_seconds_p95": percentile(executed, 95),
+        "sandbox/queue_seconds_mean": sum(r.queue_s for r in results) / len(results) if results else 0.0,
         "sandbox/batch_seconds": seconds,
         "sandbox/completions_per_second": len(results) / seconds if seconds > 0 else 0.0,
     }
+    if pool_size is not None:
+        metrics["sandbox/pool_size"] = float(pool_size)
+    return metrics
+
+
+def _backend_retries(scorer: Scorer) -> int:
+    stats = getattr(scorer.pool.backend, "stats", None)
+    return int(stats.get("retries", 0)) if isinstance(stats, dict) else 0
+
+
+#: Characters of a program's output shown in the completions table (``sandbox_stderr``).
+TABLE_OUTPUT_CHARS = 300
 
 
 class CodeReward:
@@ -81,7 +135,13 @@ class CodeReward:
     pattern; ``None`` when the sandbox infrastructure failed or the task row is malformed.
 
     Works with :class:`~trl_sandbox.SandboxGRPOTrainer` (which binds it to the trainer's pool) and with a plain
-    ``trl.GRPOTrainer`` (then it uses the active scorer, or starts a default local pool on first call).
+    ``trl.GRPOTrainer`` or a trainer that patches it (Unsloth's): there, build it with :meth:`from_config` and use it
+    as a context manager, so that it owns its pool for the length of the block::
+
+        with CodeReward.from_config(SandboxConfig(sandbox_pool_size=8)) as reward:
+            GRPOTrainer(model, reward_funcs=[reward], args=GRPOConfig(...), train_dataset=ds).train()
+
+    Without either, it uses the active scorer, or starts a default local pool on first call (deleted at exit).
 
     Args:
         scorer: The :class:`~trl_sandbox.scoring.Scorer` to use; None: the active one, else a default local one.
@@ -98,6 +158,64 @@ class CodeReward:
         self.scorer = scorer
         self.__name__ = name
         self._warned: set[str] = set()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Any = None,
+        *,
+        backend: Any = None,
+        name: str = "code_reward",
+        run_id: str | None = None,
+    ) -> CodeReward:
+        """A reward that owns a pool built from ``config``; start it with ``with reward:`` (or :meth:`start`).
+
+        Args:
+            config: A :class:`~trl_sandbox.config.SandboxConfig` (or any object with its ``sandbox_*`` fields, such
+                as a ``SandboxGRPOConfig``); None: the defaults (local backend).
+            backend: A :class:`~trl_sandbox.backends.Backend` instance overriding ``config.sandbox_backend``.
+            name: The reward's name in TRL's metrics.
+            run_id: The run label of its sandboxes; default ``$TRL_SANDBOX_RUN_ID``, else a random id. The rank label
+                comes from ``$RANK`` (set by ``accelerate launch`` and ``torchrun``).
+
+        Raises:
+            ConfigurationError, UnknownBackendError: bad sandbox options (nothing is started).
+        """
+        from .config import SandboxConfig
+        from .pool import default_labels
+
+        config = config if config is not None else SandboxConfig()
+        scorer = Scorer.from_config(config, backend=backend)
+        scorer.pool.labels = {
+            **default_labels(run_id or os.environ.get("TRL_SANDBOX_RUN_ID")),
+            **(getattr(config, "sandbox_labels", None) or {}),
+        }
+        rank = os.environ.get("LOCAL_RANK", "0")
+        scorer.pool.progress = None if rank == "0" else False
+        return cls(scorer, name=name)
+
+    def start(self) -> CodeReward:
+        """Start the pool of a reward built with :meth:`from_config` (idempotent); return self.
+
+        Raises:
+            ValueError: the reward has no scorer of its own.
+            ConfigurationError, SandboxCreationError: see :meth:`~trl_sandbox.pool.SandboxPool.start`.
+        """
+        if self.scorer is None:
+            raise ValueError("this CodeReward has no pool of its own; build it with CodeReward.from_config()")
+        self.scorer.start()
+        return self
+
+    def close(self) -> None:
+        """Delete the pool's sandboxes (idempotent; see :meth:`~trl_sandbox.pool.SandboxPool.close`)."""
+        if self.scorer is not None:
+            self.scorer.close()
+
+    def __enter__(self) -> CodeReward:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def bind(self, scorer: Scorer) -> CodeReward:
         """A copy of this reward that scores in ``scorer``."""
@@ -138,20 +256,33 @@ class CodeReward:
         Args:
             completions: ``B`` completions: strings, or lists of messages (conversational).
             prompts: ``B`` prompts; a string prompt is the code the completion continues (HumanEval, call-based).
-            log_metric: TRL's metric logger; receives the ``sandbox/*`` metrics of :func:`score_metrics`.
-            log_extra: TRL's completions-table logger; receives a ``sandbox_status`` column.
+            log_metric: TRL's metric logger; receives the ``sandbox/*`` metrics of :data:`METRICS`.
+            log_extra: TRL's completions-table logger (shown and saved with ``log_completions=True``); receives
+                the columns ``sandbox_status``, ``sandbox_error`` (short reason) and ``sandbox_stderr`` (the end
+                of what the program printed, stdout and stderr as one stream).
             **kwargs: Dataset columns, each a list of ``B`` values (the task fields), and other TRL arguments.
 
         Returns:
             ``B`` rewards (floats in [-1, 1], or None).
         """
         start = time.monotonic()
+        scorer = self.scorer or active_scorer()
+        retries_before = _backend_retries(scorer) if scorer is not None else 0
         results = self.score(completions, prompts, **kwargs)
         if log_metric is not None:
-            for key, value in score_metrics(results, time.monotonic() - start).items():
+            scorer = scorer or self.scorer or active_scorer() or _default_scorer
+            metrics = score_metrics(
+                results,
+                time.monotonic() - start,
+                backend_retries=_backend_retries(scorer) - retries_before if scorer is not None else 0,
+                pool_size=len(scorer.pool.live_sandboxes()) if scorer is not None else None,
+            )
+            for key, value in metrics.items():
                 log_metric(key, value)
         if log_extra is not None:
             log_extra("sandbox_status", [r.status for r in results])
+            log_extra("sandbox_error", [r.error or "" for r in results])
+            log_extra("sandbox_stderr", [r.output[-TABLE_OUTPUT_CHARS:] for r in results])
         return [r.reward for r in results]
 
 

@@ -15,6 +15,7 @@ status          reward                  meaning
 ``banned``      -1.0                    uses a banned pattern (not run)
 ``infra_error`` None                    the sandbox infrastructure failed (twice): not the model's fault
 ``invalid_task`` None                   the task record is malformed or its reference fails
+``cancelled``   None                    still running (or waiting) at the batch deadline: cancelled
 =============== ======================= =====================================================================
 """
 
@@ -24,7 +25,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -39,7 +41,9 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["STATUSES", "ScoreResult", "Scorer", "active_scorer", "set_active_scorer"]
 
-STATUSES = ("passed", "failed", "error", "timeout", "banned", "infra_error", "invalid_task")
+STATUSES = ("passed", "failed", "error", "timeout", "banned", "infra_error", "invalid_task", "cancelled")
+#: Characters of a program's output kept in :attr:`ScoreResult.output` (its end).
+OUTPUT_TAIL_CHARS = 1000
 _REWARD = {"error": -1.0, "timeout": -1.0, "banned": -1.0}
 
 
@@ -56,6 +60,11 @@ class ScoreResult:
         status: One of :data:`STATUSES`.
         duration_s: Wall-clock seconds spent on this completion, waiting for a sandbox included.
         error: Short reason for a non-passing status, else None.
+        queue_s: Seconds spent waiting for an idle sandbox (all attempts).
+        exec_s: Seconds spent in the backend's execution (all attempts).
+        retries: Executions repeated after an infrastructure failure (0 or 1).
+        output: The end (at most :data:`OUTPUT_TAIL_CHARS` characters) of what the program printed, stdout and
+            stderr as one stream (tracebacks included); empty when it printed nothing.
     """
 
     task_id: str
@@ -66,13 +75,17 @@ class ScoreResult:
     status: str
     duration_s: float
     error: str | None = None
+    queue_s: float = 0.0
+    exec_s: float = 0.0
+    retries: int = 0
+    output: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (the ``trl-sandbox score`` output line)."""
         return asdict(self)
 
 
-def _result(task_id: str, verdict: Verdict, duration_s: float) -> ScoreResult:
+def _result(task_id: str, verdict: Verdict, duration_s: float, **timing: Any) -> ScoreResult:
     if verdict.status in _REWARD:
         reward: float | None = _REWARD[verdict.status]
     elif verdict.status in ("passed", "failed"):
@@ -88,6 +101,7 @@ def _result(task_id: str, verdict: Verdict, duration_s: float) -> ScoreResult:
         status=verdict.status,
         duration_s=duration_s,
         error=verdict.error,
+        **timing,
     )
 
 
@@ -100,8 +114,9 @@ class Scorer:
         completion_timeout_s: Wall-clock budget of one completion's whole execution, seconds.
         output_limit_bytes: Bytes of output kept per test (stdin/stdout tasks).
         max_concurrency: Most executions at once; default and upper bound: the pool size.
-        batch_timeout_s: Deadline for a whole batch, seconds; completions not scored by then get
-            ``infra_error``. Default: derived from the batch size, the concurrency and ``completion_timeout_s``.
+        batch_deadline_s: Straggler deadline of a whole batch, seconds: completions still running (or waiting for a
+            sandbox) then are cancelled, their sandboxes replaced, and they get ``cancelled`` (reward None).
+            Default: derived from the batch size, the concurrency and ``completion_timeout_s`` (a safety net only).
 
     Thread-safety: :meth:`score` may be called from any thread; it runs on the pool's event loop.
     """
@@ -114,14 +129,16 @@ class Scorer:
         completion_timeout_s: float = 30.0,
         output_limit_bytes: int = 1 << 20,
         max_concurrency: int | None = None,
-        batch_timeout_s: float | None = None,
+        batch_deadline_s: float | None = None,
     ) -> None:
         self.pool = pool
         self.test_timeout_s = float(test_timeout_s)
         self.completion_timeout_s = float(completion_timeout_s)
         self.output_limit_bytes = int(output_limit_bytes)
         self.max_concurrency = min(max_concurrency or pool.size, pool.size)
-        self.batch_timeout_s = batch_timeout_s
+        self.batch_deadline_s = batch_deadline_s
+        #: Completions scored over this scorer's life, by status (``Counter``; ``"completions"`` is the total).
+        self.status_counts: Counter[str] = Counter()
         self._references: dict[str, tuple[tuple[str, ...], tuple[Any, ...]] | TaskFormatError] = {}
         self._reference_locks: dict[str, anyio.Lock] = {}
 
@@ -155,7 +172,7 @@ class Scorer:
             completion_timeout_s=config.sandbox_completion_timeout,
             output_limit_bytes=config.sandbox_output_limit,
             max_concurrency=config.sandbox_max_concurrency,
-            batch_timeout_s=config.sandbox_batch_timeout,
+            batch_deadline_s=config.sandbox_batch_deadline_s,
         )
 
     # -- lifecycle shortcuts -------------------------------------------------------------------------------------
@@ -177,20 +194,27 @@ class Scorer:
 
     # -- scoring -------------------------------------------------------------------------------------------------
 
-    def batch_deadline_s(self, n: int) -> float:
-        """Deadline in seconds for scoring ``n`` completions (``batch_timeout_s`` when set)."""
-        if self.batch_timeout_s:
-            return float(self.batch_timeout_s)
+    def deadline_s(self, n: int) -> float:
+        """Deadline in seconds for scoring ``n`` completions (``batch_deadline_s`` when set)."""
+        if self.batch_deadline_s:
+            return float(self.batch_deadline_s)
         per_round = self.completion_timeout_s + 5.0
         return (rounds(n, self.max_concurrency) + 2) * per_round * 2 + 30.0
 
-    def score(self, tasks: Sequence[Task | TaskFormatError], completions: Sequence[Any]) -> list[ScoreResult]:
+    def score(
+        self,
+        tasks: Sequence[Task | TaskFormatError],
+        completions: Sequence[Any],
+        on_result: Callable[[int, ScoreResult], None] | None = None,
+    ) -> list[ScoreResult]:
         """Score ``completions[i]`` against ``tasks[i]`` for every i; blocks until done or the batch deadline.
 
         Args:
             tasks: One :class:`~trl_sandbox.tasks.Task` per completion; a :class:`TaskFormatError` in place of a
                 task yields ``invalid_task`` for that completion.
             completions: Strings or conversational completions (lists of messages).
+            on_result: Called as ``on_result(i, result)`` as each completion is scored (from the pool's thread;
+                e.g. a progress bar's update). Its exceptions are logged, never raised.
 
         Returns:
             One :class:`ScoreResult` per completion, in order. Never raises for a failure of one completion or of
@@ -198,35 +222,53 @@ class Scorer:
         """
         if len(tasks) != len(completions):
             raise ValueError(f"{len(tasks)} tasks for {len(completions)} completions")
-        deadline = self.batch_deadline_s(len(completions))
+        deadline = self.deadline_s(len(completions))
         try:
-            return self.pool.run(self.ascore, tasks, completions, deadline, timeout_s=deadline + 30.0)
+            results = self.pool.run(self.ascore, tasks, completions, deadline, on_result, timeout_s=deadline + 30.0)
         except InfrastructureError as exc:
             logger.error("trl-sandbox: scoring failed: %s", exc)
-            return [
-                _unscored(t, "infra_error", 0.0, str(exc)) for t in tasks
-            ]
+            results = [_unscored(t, "infra_error", 0.0, str(exc)) for t in tasks]
+        self.status_counts.update(r.status for r in results)
+        self.status_counts["completions"] += len(results)
+        return results
 
     async def ascore(
-        self, tasks: Sequence[Task | TaskFormatError], completions: Sequence[Any], deadline_s: float
+        self,
+        tasks: Sequence[Task | TaskFormatError],
+        completions: Sequence[Any],
+        deadline_s: float,
+        on_result: Callable[[int, ScoreResult], None] | None = None,
     ) -> list[ScoreResult]:
-        """Async core of :meth:`score`; must run on the pool's event loop (use :meth:`SandboxPool.run`)."""
+        """Async core of :meth:`score`; must run on the pool's event loop (use :meth:`SandboxPool.run`).
+
+        Completions not scored within ``deadline_s`` seconds are cancelled (their sandboxes are replaced) and get
+        ``cancelled``.
+        """
         results: list[ScoreResult | None] = [None] * len(completions)
         limiter = anyio.CapacityLimiter(self.max_concurrency)
 
         async def one(i: int) -> None:
             async with limiter:
                 results[i] = await self._score_one(tasks[i], completions[i])
+            if on_result is not None:
+                try:
+                    on_result(i, results[i])
+                except Exception:  # noqa: BLE001 - a progress callback must not lose a result
+                    logger.exception("trl-sandbox: on_result callback failed")
 
         with anyio.move_on_after(deadline_s):
             async with anyio.create_task_group() as tg:
                 for i in range(len(completions)):
                     tg.start_soon(one, i)
+        cancelled = sum(r is None for r in results)
+        if cancelled:
+            logger.warning("trl-sandbox: %d of %d completions were still running at the batch deadline of %.1fs; "
+                           "cancelled (reward None)", cancelled, len(results), deadline_s)
         return [
             r
             if r is not None
-            else _unscored(tasks[i], "infra_error", deadline_s,
-                           f"not scored within the batch deadline of {deadline_s:.0f}s")
+            else _unscored(tasks[i], "cancelled", deadline_s,
+                           f"still running at the batch deadline of {deadline_s:.1f}s; cancelled")
             for i, r in enumerate(results)
         ]
 
@@ -245,7 +287,9 @@ class Scorer:
             verdict = Verdict("banned", 0, len(task.tests), f"uses banned pattern {banned!r}")
             return _result(task.task_id, verdict, time.monotonic() - start)
         last_error: Exception | None = None
-        for _attempt in range(2):  # an infrastructure failure is retried once, on another sandbox
+        timing = _Timing()
+        for attempt in range(2):  # an infrastructure failure is retried once, on another sandbox
+            timing.retries = attempt
             try:
                 args: tuple[str, ...] = ()
                 expected: tuple[Any, ...] = ()
@@ -254,7 +298,8 @@ class Scorer:
                 request = task.request(
                     code, test_timeout_s=self.test_timeout_s, output_limit=self.output_limit_bytes, args=args
                 )
-                result = await self._run_harness(request)
+                result = await self._run_harness(request, timing)
+                timing.output = _output_tail(result)
                 verdict = task.judge(
                     result.stdout,
                     exit_code=result.exit_code,
@@ -262,18 +307,22 @@ class Scorer:
                     expected=expected,
                     stderr=result.stderr,
                 )
-                return _result(task.task_id, verdict, time.monotonic() - start)
+                return _result(task.task_id, verdict, time.monotonic() - start, **timing.fields())
             except TaskFormatError as exc:
-                return _unscored(task, "invalid_task", time.monotonic() - start, str(exc))
+                return _unscored(task, "invalid_task", time.monotonic() - start, str(exc), **timing.fields())
             except InfrastructureError as exc:
                 last_error = exc
                 logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
-        return _unscored(task, "infra_error", time.monotonic() - start, str(last_error))
+        return _unscored(task, "infra_error", time.monotonic() - start, str(last_error), **timing.fields())
 
-    async def _run_harness(self, request: dict) -> ExecResult:
+    async def _run_harness(self, request: dict, timing: _Timing | None = None) -> ExecResult:
         payload = json.dumps(request).encode()
-        wait_s = self.batch_deadline_s(1)
+        timing = timing if timing is not None else _Timing()
+        wait_s = self.deadline_s(1)
+        queued = time.monotonic()
         async with self.pool.lease(timeout_s=wait_s) as lease:
+            started = time.monotonic()
+            timing.queue_s += started - queued
             sandbox = lease.sandbox
             argv = [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
             try:
@@ -281,12 +330,18 @@ class Scorer:
                     return await self.pool.backend.exec(
                         sandbox, argv, stdin=payload, timeout_s=self.completion_timeout_s
                     )
+            except anyio.get_cancelled_exc_class():
+                # Cancelled (the batch deadline): the execution may still run there; replace the sandbox.
+                lease.broken = True
+                raise
             except TimeoutError:
                 lease.broken = True
                 raise InfrastructureError(f"sandbox {sandbox.id} did not answer in time") from None
             except InfrastructureError:
                 lease.broken = not await self._healthy(sandbox)
                 raise
+            finally:
+                timing.exec_s += time.monotonic() - started
 
     async def _healthy(self, sandbox: Any) -> bool:
         with anyio.move_on_after(15.0):
@@ -317,11 +372,43 @@ class Scorer:
         return cached
 
 
-def _unscored(task: Task | TaskFormatError, status: str, duration_s: float, error: str) -> ScoreResult:
-    """A result with no reward (``infra_error``, ``invalid_task``): TRL skips it."""
+def _unscored(
+    task: Task | TaskFormatError, status: str, duration_s: float, error: str, **timing: Any
+) -> ScoreResult:
+    """A result with no reward (``infra_error``, ``invalid_task``, ``cancelled``): TRL skips it."""
     if isinstance(task, Task):
-        return ScoreResult(task.task_id, None, False, 0, len(task.tests), status, duration_s, error)
-    return ScoreResult("?", None, False, 0, 0, status, duration_s, error)
+        return ScoreResult(task.task_id, None, False, 0, len(task.tests), status, duration_s, error, **timing)
+    return ScoreResult("?", None, False, 0, 0, status, duration_s, error, **timing)
+
+
+@dataclass
+class _Timing:
+    """Per-completion accounting across attempts (seconds)."""
+
+    queue_s: float = 0.0
+    exec_s: float = 0.0
+    retries: int = 0
+    output: str = ""
+
+    def fields(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _output_tail(result: ExecResult) -> str:
+    """The end of what the program printed: the local backend returns it as ``stderr``; ``python harness.py``
+    (remote backends) sends it as the judge's JSON ``{"output"}`` record, which printed text cannot forge."""
+    text = result.stderr.decode("utf-8", errors="replace")
+    if not text:
+        for line in reversed(result.stdout.splitlines()):
+            if line.startswith(b'{"output"'):
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    break
+                if isinstance(record, dict) and isinstance(record.get("output"), str):
+                    text = record["output"]
+                break
+    return text[-OUTPUT_TAIL_CHARS:]
 
 
 # -- the scorer that code_reward uses when none is bound --------------------------------------------------------

@@ -171,10 +171,16 @@ class SandboxGRPOTrainer(GRPOTrainer):
         pool = self.scorer.pool
         if pool.started:
             return
+        if self.accelerator.num_processes > 1 and not os.environ.get("TRL_SANDBOX_RUN_ID"):
+            from accelerate.utils import broadcast_object_list
+
+            self._run_id = broadcast_object_list([self._run_id], from_process=0)[0]  # one run id for all ranks
         pool.labels = {
             **default_labels(self._run_id, rank=self.accelerator.process_index),
             **(self._sandbox_config.sandbox_labels or {}),
         }
+        if pool.progress is None and not self.accelerator.is_local_main_process:
+            pool.progress = False  # one progress bar per machine
         pool.start()
         self._previous_scorer = set_active_scorer(self.scorer)
 

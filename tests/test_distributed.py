@@ -1,0 +1,92 @@
+"""Two real training processes (``accelerate launch --multi_gpu --num_processes 2`` on CPU, gloo): each rank owns
+its own pool, labelled with its rank; every rank scores; every pool is deleted at the end, and when one rank
+crashes, every rank's pool is still deleted (the crashing rank in ``train()``'s ``finally``, the others by the
+SIGTERM the launcher sends them)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+pytestmark = pytest.mark.slow
+
+SCRIPT = Path(__file__).with_name("distributed_train.py")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(out: Path, root: Path, **env: str) -> subprocess.CompletedProcess:
+    accelerate = Path(sys.executable).with_name("accelerate")
+    cmd = [
+        str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+        "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+        str(SCRIPT), str(out), str(root),
+    ]  # fmt: skip
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **env}
+    return subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=240)
+
+
+def records(out: Path, rank: int) -> list[dict]:
+    path = out / f"rank{rank}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def assert_nothing_left(root: Path, sandbox_ids: set[str]) -> None:
+    assert list(root.iterdir()) == []  # every sandbox directory of both ranks deleted
+    for controller in ("pids", "memory"):
+        groups = Path("/sys/fs/cgroup") / controller / "trl-sandbox"
+        if groups.is_dir():
+            assert not sandbox_ids & {p.name for p in groups.iterdir()}
+    stray = subprocess.run(["pgrep", "-f", str(SCRIPT)], capture_output=True, text=True).stdout.split()
+    assert stray == []
+
+
+def test_two_processes_each_score_in_their_own_pool(tmp_path, own_sandbox_root):
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = launch(out, own_sandbox_root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ranks = {rank: records(out, rank) for rank in (0, 1)}
+    assert all(len(r) == 3 for r in ranks.values())  # 3 steps, one reward call per step on each rank
+    last = {rank: r[-1] for rank, r in ranks.items()}
+    assert {rank: rec["labels"]["trl-sandbox-rank"] for rank, rec in last.items()} == {0: "0", 1: "1"}
+    assert last[0]["labels"]["trl-sandbox-run"] == last[1]["labels"]["trl-sandbox-run"]  # one run id, shared
+    assert not set(last[0]["sandboxes"]) & set(last[1]["sandboxes"])  # two pools
+    assert all(len(rec["sandboxes"]) == 2 and rec["scored"]["completions"] == 12 for rec in last.values())
+    assert_nothing_left(own_sandbox_root, set(last[0]["sandboxes"]) | set(last[1]["sandboxes"]))
+
+    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in metrics if "sandbox/completions" in m] == [1, 2, 3]
+    assert all(m["sandbox/completions"] == 4.0 and m["sandbox/pool_size"] == 2.0 for m in metrics if "reward" in m)
+    import pandas as pd
+
+    table = pd.read_parquet(out / "completions" / "completions_00003.parquet")
+    assert len(table) == 8  # both ranks' completions (gathered by TRL)
+    assert set(table["sandbox_status"]) <= {"passed", "failed", "error", "timeout", "banned"}
+    assert {"sandbox_error", "sandbox_stderr"} <= set(table.columns)
+
+
+def test_a_crash_in_one_rank_deletes_every_ranks_pool(tmp_path, own_sandbox_root):
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = launch(out, own_sandbox_root, CRASH_RANK="1")
+    assert proc.returncode != 0
+    assert "simulated crash on rank 1" in proc.stderr
+    # Rank 0 was busy in its reward call: the launcher's SIGTERM stopped it, after its pool was deleted
+    # (lifecycle's handler re-raises the signal, so the exit status stays "killed by SIGTERM").
+    assert "rank      : 0 (local_rank: 0)\n  exitcode  : -15" in proc.stderr
+    ranks = {rank: records(out, rank) for rank in (0, 1)}
+    assert len(ranks[0]) == len(ranks[1]) == 2  # both ranks had live pools and scored before the crash
+    assert all(r[-1]["scored"]["completions"] >= 4 for r in ranks.values())
+    ids = {sid for r in ranks.values() for rec in r for sid in rec["sandboxes"]}
+    assert len(ids) == 4
+    assert_nothing_left(own_sandbox_root, ids)
