@@ -37,9 +37,20 @@ def test_score_writes_one_result_per_sample_in_order(tmp_path, sandbox_root):
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert [r["task_id"] for r in lines] == [s["task_id"] for s in samples]
     assert [r["passed"] for r in lines] == [True, False] * 5
-    for key in ("reward", "tests_passed", "tests_total", "status", "duration_s"):
+    for key in ("reward", "tests_passed", "tests_total", "status", "duration_s", "exec_s", "queue_s", "output"):
         assert key in lines[0]
     assert "5/10 passed" in result.stderr and "completions/s" in result.stderr
+    assert "scoring" not in result.stderr  # no progress bar when stderr is not a terminal...
+
+
+def test_score_progress_bars_on_request(tmp_path, sandbox_root):
+    samples = [{"task_id": row["task_id"], "completion": row["canonical_solution"]} for row in HE[:6]]
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+    result = cli("score", "--progress", "--tasks", "humaneval", "--completions",
+                 write_samples(tmp_path / "s.jsonl", samples), "--pool-size", "2", "--backend-options", opts)
+    assert result.returncode == 0, result.stderr
+    assert "creating local sandboxes: 100%" in result.stderr and "2/2" in result.stderr  # ...unless asked
+    assert "scoring: 100%" in result.stderr and "6/6" in result.stderr
 
 
 def test_score_accepts_a_yaml_config_and_writes_stdout(tmp_path, sandbox_root):
@@ -109,3 +120,13 @@ def test_train_tiny_model_end_to_end(tmp_path, own_sandbox_root):
     assert all(key in steps[0] for key in ("reward", "sandbox/pass_rate", "sandbox/batch_seconds"))
     assert (out / "model.safetensors").exists() and "s/step" in result.stderr
     assert list(own_sandbox_root.iterdir()) == []
+
+
+def test_plot_without_metrics_is_one_clear_error(tmp_path, capsys):
+    from trl_sandbox.cli import main
+
+    assert main(["plot", str(tmp_path)]) == 2
+    assert "metrics.jsonl" in capsys.readouterr().err
+    (tmp_path / "metrics.jsonl").write_text('{"step": 1, "reward": 0.5, "sandbox/pass_rate": 0.25}\n{"step": 2, "rew')
+    assert main(["plot", str(tmp_path), "--out", str(tmp_path / "png")]) == 0  # a truncated last line is skipped
+    assert (tmp_path / "png" / "rewards.png").stat().st_size > 10_000

@@ -1,5 +1,6 @@
 """SandboxGRPOTrainer: pool lifecycle around train(), hung scoring, config parsing. Tiny CPU model, mock backend."""
 
+import json
 import random
 
 import pytest
@@ -59,6 +60,25 @@ def test_pool_lives_exactly_as_long_as_training(tiny_model_dir, tmp_path, mock_s
     assert mock_sandbox_backend.live == {} and len(mock_sandbox_backend.created) == 3
     lines = (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()
     assert len(lines) >= 2 and '"sandbox/pass_rate"' in lines[0] and '"rewards/code_reward/mean"' in lines[0]
+    from trl_sandbox.rewards import METRICS
+
+    first = json.loads(lines[0])
+    assert set(METRICS) <= set(first)  # every documented metric reached metrics.jsonl through log_metric
+    assert first["sandbox/completions"] == 4 and first["sandbox/pool_size"] == 3
+    assert first["sandbox/exec_seconds_p95"] >= first["sandbox/exec_seconds_mean"] > 0
+
+    # trl-sandbox plot draws PNGs of that run
+    from PIL import Image
+
+    from trl_sandbox.cli import main
+
+    assert main(["plot", str(tmp_path / "out")]) == 0
+    for name in ("rewards.png", "sandbox_time.png", "statuses.png"):
+        path = tmp_path / "out" / "plots" / name
+        assert path.stat().st_size > 10_000
+        with Image.open(path) as image:
+            assert image.size == (1200, 840)
+            assert len(image.convert("L").getcolors(1 << 16)) > 20  # drawn on, not a blank canvas
 
 
 def test_pool_is_deleted_when_train_raises(tiny_model_dir, tmp_path, mock_sandbox_backend):
@@ -170,3 +190,33 @@ def test_hanging_completion_times_out_and_training_goes_on(tiny_model_dir, tmp_p
     trainer.train()
     assert trainer.state.global_step == 1 and statuses == [-1.0] * 4
     assert list(own_sandbox_root.iterdir()) == []
+
+
+def test_code_reward_owns_its_pool_in_a_plain_grpo_trainer(tiny_model_dir, tmp_path, own_sandbox_root):
+    """For users who cannot switch trainer class (or use one that patches GRPOTrainer): the reward owns its pool
+    through a context manager, and TRL's log_metric/log_extra still carry its metrics."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    from trl_sandbox import CodeReward, SandboxConfig
+    from trl_sandbox.trainer import MetricsJsonlCallback
+
+    sandbox = SandboxConfig(sandbox_pool_size=2, sandbox_backend_options={"root_dir": str(own_sandbox_root)})
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, report_to="none", per_device_train_batch_size=4,
+        num_generations=2, max_completion_length=8, max_steps=2, logging_steps=1, save_strategy="no",
+    )  # fmt: skip
+    with CodeReward.from_config(sandbox) as reward:
+        assert len(reward.scorer.pool.live_sandboxes()) == 2
+        assert reward.scorer.pool.labels["trl-sandbox-rank"] == "0"
+        trainer = GRPOTrainer(
+            model=tiny_model_dir,
+            reward_funcs=[reward],
+            args=args,
+            train_dataset=Dataset.from_list(ROWS),
+            callbacks=[MetricsJsonlCallback(tmp_path / "out" / "metrics.jsonl")],
+        )
+        trainer.train()
+        assert reward.scorer.status_counts["completions"] == 8
+    assert reward.scorer.pool.closed and reward.scorer.pool.live_sandboxes() == []
+    logged = [json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["sandbox/completions"] for m in logged if "sandbox/completions" in m] == [4.0, 4.0]

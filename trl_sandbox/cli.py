@@ -10,6 +10,9 @@ plus :class:`ScoreArguments`; ``--config FILE.yaml`` supplies any of them. This 
 
 ``trl-sandbox cleanup``: list and delete orphaned sandboxes (``--backend``, ``--run-id``, ``--older-than``,
 ``--dry-run``); see :func:`cleanup_main`.
+
+``trl-sandbox plot RUN_DIR``: draw a run's rewards, pass rate and sandbox time per step to PNG files; see
+:func:`trl_sandbox.plots.plot_run`.
 """
 
 from __future__ import annotations
@@ -156,6 +159,8 @@ def score_main(argv: list[str]) -> int:
         prog="trl-sandbox score", description="Score completions against tasks in sandboxes, without training."
     )
     parser.add_argument("--config", help="YAML file with any of these options (command line wins).")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="Progress bars on stderr (default: when stderr is a terminal).")
     _add_fields(parser, ScoreArguments)
     _add_fields(parser, SandboxConfig, prefix="sandbox_")
     pre, _ = parser.parse_known_args(argv)
@@ -180,9 +185,17 @@ def score_main(argv: list[str]) -> int:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise TaskFormatError(f"{len(missing)} task_id(s) in {ns.completions} have no task in {ns.tasks}: {shown}")
 
+    from .pool import progress_bar
+
     start = time.perf_counter()
-    with Scorer.from_config(config) as scorer:
-        results = scorer.score([tasks[str(s["task_id"])] for s in samples], [s["completion"] for s in samples])
+    scorer = Scorer.from_config(config)
+    scorer.pool.progress = ns.progress
+    with scorer, progress_bar(ns.progress, total=len(samples), desc="scoring", unit="completion") as bar:
+        results = scorer.score(
+            [tasks[str(s["task_id"])] for s in samples],
+            [s["completion"] for s in samples],
+            on_result=lambda i, result: bar.update(1),
+        )
     elapsed = time.perf_counter() - start
 
     out = open(ns.out, "w", encoding="utf-8") if ns.out else sys.stdout
@@ -356,16 +369,40 @@ def cleanup_main(argv: list[str]) -> int:
     return 1 if failed else 0
 
 
+# -- plot --------------------------------------------------------------------------------------------------------
+
+
+def plot_main(argv: list[str]) -> int:
+    """``trl-sandbox plot RUN_DIR [--out DIR]``: PNG files of a run's metrics (see
+    :func:`trl_sandbox.plots.plot_run`). Prints the paths written. Returns 0, or 2 (via :class:`PlotError`)
+    when the run has no metrics."""
+    from .plots import plot_run
+
+    parser = argparse.ArgumentParser(
+        prog="trl-sandbox plot",
+        description="Draw reward and pass rate over steps, sandbox time per step, and outcomes per step, from "
+        "RUN_DIR/metrics.jsonl, to PNG files.",
+    )
+    parser.add_argument("run_dir", help="The output_dir of a training run (or its metrics.jsonl).")
+    parser.add_argument("--out", default=None, help="Directory for the PNG files. Default: RUN_DIR/plots.")
+    parser.add_argument("--dpi", type=int, default=120, help="Resolution (figures are 10x7 inches). Default 120.")
+    ns = parser.parse_args(argv)
+    for path in plot_run(ns.run_dir, ns.out, dpi=ns.dpi):
+        print(path)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"score": score_main, "train": train_main, "cleanup": cleanup_main}
+    commands = {"score": score_main, "train": train_main, "cleanup": cleanup_main, "plot": plot_main}
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
         print(
-            "usage: trl-sandbox {train,score,cleanup} [options]\n\n"
+            "usage: trl-sandbox {train,score,cleanup,plot} [options]\n\n"
             "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
             "  score    score completions against tasks without training (trl-sandbox score --help)\n"
-            "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)",
+            "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)\n"
+            "  plot     draw a run's rewards, pass rate and sandbox time to PNG files (trl-sandbox plot --help)",
             file=sys.stderr,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

@@ -1,0 +1,202 @@
+"""Pictures of a training run, drawn from its ``metrics.jsonl`` (written by :class:`SandboxGRPOTrainer`).
+
+:func:`plot_run` (the ``trl-sandbox plot RUN_DIR`` command) writes three PNG files with matplotlib (headless,
+``Agg``):
+
+- ``rewards.png``: the mean reward over steps with its spread (TRL's ``reward`` and ``reward_std``) and each reward
+  function's mean (``rewards/{name}/mean``), above the pass rate (``sandbox/pass_rate``) and the fraction of tests
+  passed (``sandbox/tests_pass_rate``); like the rewards plot of TRL's Daytona example, plus the pass rate;
+- ``sandbox_time.png``: seconds per step spent scoring (``sandbox/batch_seconds``), per completion in its sandbox
+  (``sandbox/exec_seconds_mean`` and ``_p95``) and waiting for a sandbox (``sandbox/queue_seconds_mean``), with
+  the whole step (``step_time``) for scale;
+- ``statuses.png``: completions per step by outcome (timeouts, errors, banned, infra errors, cancelled...).
+
+matplotlib is imported only when plotting.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .errors import TrlSandboxError
+
+__all__ = ["PlotError", "plot_run", "read_metrics"]
+
+_STATUS_SERIES = {
+    "sandbox/timeouts": "timeout",
+    "sandbox/errors": "error",
+    "sandbox/banned": "banned",
+    "sandbox/infra_errors": "infra error",
+    "sandbox/invalid_tasks": "invalid task",
+    "sandbox/cancelled": "cancelled",
+}
+
+
+class PlotError(TrlSandboxError):
+    """The run directory has no readable ``metrics.jsonl``, or it holds no logged step."""
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The logged steps of a run: the JSON objects of ``{run_dir}/metrics.jsonl`` (or of ``run_dir`` itself when
+    it is that file) that carry a ``step``, in file order. A truncated last line (a run still writing, or killed)
+    is skipped.
+
+    Raises:
+        PlotError: no such file, or no logged step in it.
+    """
+    path = Path(run_dir)
+    if path.is_dir():
+        path = path / "metrics.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise PlotError(f"cannot read {path}: {exc.strerror or exc}; is this the output_dir of a "
+                        "SandboxGRPOTrainer run?") from None
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), (int, float)):
+            records.append(record)
+    if not records:
+        raise PlotError(f"{path} has no logged step yet (the trainer writes one line per logging step)")
+    return records
+
+
+def _series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[float]]:
+    """(steps, values) of the records that have a finite number under ``key``."""
+    steps, values = [], []
+    for record in records:
+        value = record.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            steps.append(record["step"])
+            values.append(float(value))
+    return steps, values
+
+
+def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int = 120) -> list[Path]:
+    """Draw the run's rewards, pass rate, sandbox time and outcomes per step to PNG files.
+
+    Args:
+        run_dir: A run's ``output_dir`` (holding ``metrics.jsonl``), or the ``metrics.jsonl`` file itself.
+        out_dir: Where to write the PNG files; default ``{run_dir}/plots`` (created).
+        dpi: Resolution; the figures are 10 x 7 inches (1200 x 840 pixels at the default 120).
+
+    Returns:
+        The paths written: ``rewards.png``, ``sandbox_time.png`` and ``statuses.png`` (a figure whose metrics
+        the run never logged is skipped).
+
+    Raises:
+        PlotError: see :func:`read_metrics`.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = read_metrics(run_dir)
+    base = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
+    out = Path(out_dir) if out_dir is not None else base / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    title = base.resolve().name
+
+    def save(fig: Any, name: str) -> None:
+        fig.tight_layout()
+        path = out / name
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        written.append(path)
+
+    # rewards and pass rate
+    steps, reward = _series(records, "reward")
+    if steps:
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+        top.plot(steps, reward, marker="o", markersize=3, label="reward (mean)", color="C0")
+        std_steps, std = _series(records, "reward_std")
+        if std_steps == steps:
+            top.fill_between(steps, [r - s for r, s in zip(reward, std)], [r + s for r, s in zip(reward, std)],
+                             alpha=0.2, color="C0", label="± std")
+        names = sorted({k for r in records for k in r if k.startswith("rewards/") and k.endswith("/mean")})
+        if len(names) > 1:
+            for i, key in enumerate(names, 1):
+                top.plot(*_series(records, key), linestyle="--", color=f"C{i}", label=key.split("/")[1])
+        top.set_ylabel("reward")
+        top.set_title(f"{title}: reward per step")
+        top.grid(alpha=0.3)
+        top.legend(loc="best", fontsize="small")
+        for key, label, color in (("sandbox/pass_rate", "pass rate (all tests)", "C2"),
+                                  ("sandbox/tests_pass_rate", "tests passed", "C3")):
+            s, v = _series(records, key)
+            if s:
+                bottom.plot(s, v, marker="o", markersize=3, label=label, color=color)
+        bottom.set_ylim(-0.02, 1.02)
+        bottom.set_ylabel("fraction")
+        bottom.set_xlabel("step")
+        bottom.set_title("pass rate of scored completions")
+        bottom.grid(alpha=0.3)
+        bottom.legend(loc="best", fontsize="small")
+        save(fig, "rewards.png")
+
+    # time
+    per_step = (("step_time", "whole training step", ":"), ("sandbox/batch_seconds", "scoring the batch", "-"))
+    per_completion = (("sandbox/exec_seconds_mean", "execution (mean)"), ("sandbox/exec_seconds_p95", "execution (p95)"),
+                      ("sandbox/queue_seconds_mean", "waiting for a sandbox (mean)"))
+    if any(_series(records, key)[0] for key, *_ in (*per_step, *per_completion)):
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+        for i, (key, label, style) in enumerate(per_step):
+            s, v = _series(records, key)
+            if s:
+                top.plot(s, v, marker="o", markersize=3, label=label, color=f"C{i}", linestyle=style)
+        top.set_ylabel("seconds")
+        top.set_ylim(bottom=0)
+        top.set_title(f"{title}: sandbox time per step")
+        top.grid(alpha=0.3)
+        top.legend(loc="best", fontsize="small")
+        for i, (key, label) in enumerate(per_completion, 2):
+            s, v = _series(records, key)
+            if s:
+                bottom.plot(s, [x * 1000 for x in v], marker="o", markersize=3, label=label, color=f"C{i}")
+        bottom.set_ylabel("milliseconds per completion")
+        bottom.set_ylim(bottom=0)
+        bottom.set_xlabel("step")
+        bottom.grid(alpha=0.3)
+        bottom.legend(loc="best", fontsize="small")
+        save(fig, "sandbox_time.png")
+
+    # outcomes
+    steps, total = _series(records, "sandbox/completions")
+    if steps:
+        fig, ax = plt.subplots(figsize=(10, 7))
+        bottom_values = [0.0] * len(steps)
+        passed_steps, pass_rate = _series(records, "sandbox/pass_rate")
+        if passed_steps == steps:
+            scored = [t - sum(_value(r, k) for k in ("sandbox/infra_errors", "sandbox/invalid_tasks",
+                                                      "sandbox/cancelled")) for r, t in
+                      zip([r for r in records if "sandbox/completions" in r], total)]
+            passed = [p * s for p, s in zip(pass_rate, scored)]
+            ax.bar(steps, passed, label="passed", color="C2")
+            bottom_values = passed
+        for i, (key, label) in enumerate(_STATUS_SERIES.items()):
+            values = [_value(r, key) for r in records if "sandbox/completions" in r]
+            if any(values):
+                ax.bar(steps, values, bottom=bottom_values, label=label, color=f"C{i + 3}")
+                bottom_values = [b + v for b, v in zip(bottom_values, values)]
+        ax.plot(steps, total, color="black", linewidth=1, label="completions")
+        ax.set_ylabel("completions per process (mean over processes)")
+        ax.set_xlabel("step")
+        ax.set_title(f"{title}: outcomes per step")
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(loc="best", fontsize="small")
+        save(fig, "statuses.png")
+    return written
+
+
+def _value(record: dict[str, Any], key: str) -> float:
+    value = record.get(key)
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
