@@ -466,9 +466,14 @@ class _Candidate:
         reply = self._worker.request(msg, self._clock["deadline"])
         if "error" in reply:
             exc_type = getattr(builtins, reply.get("exc_type", ""), None)
-            if not (isinstance(exc_type, type) and issubclass(exc_type, Exception)):
+            message = str(reply["error"])
+            if isinstance(exc_type, type) and issubclass(exc_type, Exception):
+                prefix = exc_type.__name__ + ": "
+                if message.startswith(prefix):  # described again by the judge: no "TypeError: TypeError: ..."
+                    message = message[len(prefix):]
+            else:
                 exc_type = RuntimeError
-            raise exc_type(reply["error"])
+            raise exc_type(message)
         for arg, after in zip(args, reply.get("args_after", [])):
             _update_in_place(arg, decode(after))  # tests that check in-place mutation see it
         return decode(reply["out"])

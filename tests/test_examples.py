@@ -1,0 +1,54 @@
+"""The scripts of examples/ run as a user runs them, on small settings, and print what they promise."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run(script, *args, cwd, timeout=300):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_reward_function(tmp_path):
+    out = run("reward_function.py", "--pool-size", "2", cwd=tmp_path)
+    rows = {line.split()[0]: line.split()[1:4] for line in out.splitlines()[1:6]}
+    assert rows == {
+        "add": ["passed", "1.00", "3/3"],
+        "shout": ["passed", "1.00", "2/2"],
+        "square": ["error", "-1.00", "0/2"],
+        "mean": ["failed", "0.00", "0/2"],
+        "evens": ["passed", "1.00", "2/2"],
+    }
+    assert "SyntaxError" in out and "TypeError: object of type 'int' has no len()" in out
+    assert "total reward: 2.00 over 5 completions" in out and "pass rate: 3/5 = 0.60" in out
+    assert "cleanup: deleted 2 of 2 sandboxes (0 left)" in out
+
+
+def test_custom_task(tmp_path):
+    out = run("custom_task.py", "--out", "tasks.jsonl", cwd=tmp_path)
+    assert "a malformed task is rejected" in out
+    statuses = [line.split()[:3] for line in out.splitlines() if line.startswith(("run_length ", "unique_sorted "))]
+    assert [s[2] for s in statuses] == ["passed", "failed", "banned"] * 2
+    rows = [json.loads(line) for line in (tmp_path / "tasks.jsonl").read_text().splitlines()]
+    assert [r["task_id"] for r in rows] == ["run_length", "unique_sorted"]
+
+
+@pytest.mark.slow
+def test_trl_grpo_integration(tmp_path):
+    pytest.importorskip("trl")
+    out = run("trl_grpo_integration.py", "--model", "tiny", "--pool-size", "2", "--output-dir", "run", cwd=tmp_path)
+    assert "step 1: reward" in out and "sandbox/pass_rate" in out
+    assert "sandboxes: 2 created, 2 deleted, 0 left" in out
+    lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    (logged,) = [record for record in map(json.loads, lines) if "reward" in record]
+    assert logged["step"] == 1 and logged["sandbox/completions"] == 4
