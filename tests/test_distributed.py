@@ -1,4 +1,5 @@
-"""Two real training processes (``accelerate launch --multi_gpu --num_processes 2`` on CPU, gloo): each rank owns
+"""Two real training processes (``accelerate launch --config_file examples/launch/cpu_2proc.yaml``: 2 CPU
+processes, gloo): each rank owns
 its own pool, labelled with its rank; every rank scores; every pool is deleted at the end, and when one rank
 crashes, every rank's pool is still deleted (the crashing rank in ``train()``'s ``finally``, the others by the
 SIGTERM the launcher sends them)."""
@@ -16,6 +17,7 @@ pytest.importorskip("trl")
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).with_name("distributed_train.py")
+CONFIG = Path(__file__).resolve().parent.parent / "examples" / "launch" / "cpu_2proc.yaml"
 
 
 def _free_port() -> int:
@@ -27,8 +29,7 @@ def _free_port() -> int:
 def launch(out: Path, root: Path, **env: str) -> subprocess.CompletedProcess:
     accelerate = Path(sys.executable).with_name("accelerate")
     cmd = [
-        str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-        "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
+        str(accelerate), "launch", "--config_file", str(CONFIG), "--main_process_port", str(_free_port()),
         str(SCRIPT), str(out), str(root),
     ]  # fmt: skip
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **env}

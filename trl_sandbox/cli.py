@@ -294,6 +294,14 @@ def train_main(argv: list[str]) -> int:
     trainer.train()
     elapsed = time.perf_counter() - start
     trainer.save_model(config.output_dir)
+    if trainer.accelerator.is_main_process and trainer.state.global_step == 0 and config.max_steps != 0:
+        print(
+            f"trl-sandbox train: warning: no training step ran: {len(dataset)} tasks do not fill one batch of "
+            f"{config.per_device_train_batch_size} completions per process x {trainer.accelerator.num_processes} "
+            f"processes / num_generations={config.num_generations}; use more tasks or a smaller "
+            "--per_device_train_batch_size",
+            file=sys.stderr,
+        )
     if trainer.accelerator.is_main_process:
         steps = max(1, trainer.state.global_step)
         print(
