@@ -79,9 +79,11 @@ def test_missing_api_key_is_one_clear_error_before_anything_starts(monkeypatch, 
 def test_labels_network_block_and_backstops_are_sent_and_every_sandbox_is_deleted_at_the_end(service):
     task = Task.from_row(HE["HumanEval/0"])
     with Scorer.from_config(config(sandbox_pool_size=3)) as scorer:
-        ok, bad = scorer.score([task, task], [HE["HumanEval/0"]["canonical_solution"], "    return False\n"])
+        ok, bad = scorer.score([task, task], [HE["HumanEval/0"]["canonical_solution"],
+                                              "    print('debug line')\n    return False\n"])
         assert scorer.pool.backend.describe().startswith("daytona (")
     assert ok.status == "passed" and bad.status == "failed"
+    assert "debug line" in bad.output and ok.output == ""  # the program's output, from the judge's output record
     bodies = service.bodies("POST", "/api/sandbox")
     assert len(bodies) == 3 and len(service.created) == 3
     for body in bodies:
