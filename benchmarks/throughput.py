@@ -139,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool-size", type=int, default=None, help="sandboxes (default: the CPU count)")
     args = parser.parse_args(argv)
 
-    tmp = Path(tempfile.mkdtemp(prefix="trl-sandbox-bench-"))
+    with tempfile.TemporaryDirectory(prefix="trl-sandbox-bench-") as tmp:
+        return run(args, Path(tmp))
+
+
+def run(args: argparse.Namespace, tmp: Path) -> int:
     fast = tmp / "fast.jsonl"
     slow = tmp / "slow.jsonl"
     n_fast = len(humaneval_samples(fast, args.repeat))

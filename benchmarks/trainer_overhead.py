@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -113,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                     "step - plain, ms": (m - base) * 1000, "in reward ms/step": median(in_reward[name]) * 1000})
     print(f"Tiny Qwen3 on CPU, batch 8, 4 generations, 32 tokens; medians over steps 2..{args.steps} and runs\n")
     print(table(out, ["trainer", "steps", "runs", "step s", "step - plain, ms", "in reward ms/step"]))
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

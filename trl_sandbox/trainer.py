@@ -117,6 +117,10 @@ class SandboxGRPOTrainer(GRPOTrainer):
         scorer: The :class:`~trl_sandbox.scoring.Scorer` (and through ``scorer.pool``, the pool) of the current
             or last ``train()`` call.
 
+    Under ``accelerate launch`` every process owns a pool for its own completions, labelled with its rank
+    (``trl-sandbox-rank``) and with one run id for all ranks (``$TRL_SANDBOX_RUN_ID``, else rank 0's random id,
+    broadcast when training begins). Only the first process of each machine shows the creation progress bar.
+
     Raises:
         ConfigurationError, UnknownBackendError: from the sandbox options, at construction.
     """
