@@ -78,13 +78,14 @@ def stray_processes() -> int:
     return stray
 
 
-def snapshot(root: Path) -> dict[str, int]:
-    """Resources of this process and of the sandbox root now."""
+def snapshot(root: Path, sandbox_ids: set[str]) -> dict[str, int]:
+    """Resources of this process and of the sandbox root now; cgroups counted are those of ``sandbox_ids`` (every
+    sandbox this soak's pool created), so that other users of the machine do not count."""
     children = stray_processes()
     rss_kb = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                   if line.startswith("VmRSS:"))
-    cgroups = sum(len(list(Path(base).glob("trl-sandbox/local-*")))
-                  for base in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids") if os.path.isdir(base))
+    cgroups = sum(1 for base in ("/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids") if os.path.isdir(base)
+                  for group in Path(base).glob("trl-sandbox/local-*") if group.name in sandbox_ids)
     return {
         "fds": len(os.listdir("/proc/self/fd")),
         "children": children,
@@ -108,8 +109,18 @@ def run(executions: int, batch: int = 100, pool_size: int = 2, echo=print) -> tu
     )
     rows = []
     unexpected = 0
+    created: set[str] = set()
+    scorer = Scorer.from_config(config)
+    backend_create = scorer.pool.backend.create
+
+    async def recording_create(labels):  # every sandbox the pool makes, replacements included
+        sandbox = await backend_create(labels)
+        created.add(sandbox.id)
+        return sandbox
+
+    scorer.pool.backend.create = recording_create
     try:
-        with Scorer.from_config(config) as scorer:
+        with scorer:
             done = 0
             start = time.perf_counter()
             while done < executions:
@@ -121,7 +132,7 @@ def run(executions: int, batch: int = 100, pool_size: int = 2, echo=print) -> tu
                 expected = {code: status for _, code, status in MIX}
                 unexpected += sum(r.status != expected[c] for r, c in zip(results, completions))
                 done += size
-                row = {"executions": done, **snapshot(root), "per_s": size / elapsed,
+                row = {"executions": done, **snapshot(root, created), "per_s": size / elapsed,
                        "infra_errors": sum(r.status == "infra_error" for r in results)}
                 rows.append(row)
                 echo(" ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))

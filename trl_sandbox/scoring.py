@@ -156,7 +156,7 @@ class Scorer:
             options.setdefault("memory_limit_bytes", config.sandbox_memory_limit)
             options.setdefault("output_limit_bytes", config.sandbox_output_limit)
             options.setdefault("allow_weak_isolation", config.sandbox_allow_weak_isolation)
-        elif chosen == "daytona":
+        elif chosen in ("daytona", "cwsandbox"):
             options.setdefault("output_limit_bytes", config.sandbox_output_limit)
         pool = SandboxPool(
             chosen,
@@ -395,19 +395,20 @@ class _Timing:
 
 
 def _output_tail(result: ExecResult) -> str:
-    """The end of what the program printed: the local backend returns it as ``stderr``; ``python harness.py``
-    (remote backends) sends it as the judge's JSON ``{"output"}`` record, which printed text cannot forge."""
-    text = result.stderr.decode("utf-8", errors="replace")
-    if not text:
-        for line in reversed(result.stdout.splitlines()):
-            if line.startswith(b'{"output"'):
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    break
-                if isinstance(record, dict) and isinstance(record.get("output"), str):
-                    text = record["output"]
+    """The end of what the program printed: ``python harness.py`` (remote backends) sends it as the judge's JSON
+    ``{"output"}`` record, which printed text cannot forge; the local backend returns it as ``stderr``."""
+    text = None
+    for line in reversed(result.stdout.splitlines()):
+        if line.startswith(b'{"output"'):
+            try:
+                record = json.loads(line)
+            except ValueError:
                 break
+            if isinstance(record, dict) and isinstance(record.get("output"), str):
+                text = record["output"]
+            break
+    if text is None:
+        text = result.stderr.decode("utf-8", errors="replace")
     return text[-OUTPUT_TAIL_CHARS:]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -46,8 +47,14 @@ class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
         self.validate_sandbox_options()
 
 
+def _label_value(text: str) -> str:
+    """``text`` reduced to a label-safe value: letters, digits, ``.``, ``_``, ``-``; at most 63 characters."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", text)[:63]
+
+
 class SandboxPoolCallback(TrainerCallback):
-    """Starts the trainer's sandbox pool at ``on_train_begin`` and deletes it at ``on_train_end``.
+    """Starts the trainer's sandbox pool at ``on_train_begin`` and deletes it at ``on_train_end``; keeps the
+    ``trl-sandbox-step`` label of new sandboxes at the current step.
 
     While the pool is up, its scorer is the active one (:func:`trl_sandbox.scoring.set_active_scorer`), so reward
     functions that call :data:`~trl_sandbox.code_reward` without being bound to a pool use it too.
@@ -61,6 +68,11 @@ class SandboxPoolCallback(TrainerCallback):
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.trainer._close_sandboxes()
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        pool = self.trainer.scorer.pool
+        if pool.started:  # sandboxes created from now on (replacements) carry the step they were made at
+            pool.labels = {**pool.labels, "trl-sandbox-step": str(state.global_step)}
 
 
 class MetricsJsonlCallback(TrainerCallback):
@@ -179,8 +191,11 @@ class SandboxGRPOTrainer(GRPOTrainer):
             from accelerate.utils import broadcast_object_list
 
             self._run_id = broadcast_object_list([self._run_id], from_process=0)[0]  # one run id for all ranks
+        model_name = str(getattr(getattr(self.model, "config", None), "_name_or_path", "") or "")
         pool.labels = {
             **default_labels(self._run_id, rank=self.accelerator.process_index),
+            "trl-sandbox-model": _label_value(model_name.rstrip("/").split("/")[-1] or "unknown"),
+            "trl-sandbox-step": str(self.state.global_step),
             **(self._sandbox_config.sandbox_labels or {}),
         }
         if pool.progress is None and not self.accelerator.is_local_main_process:

@@ -16,6 +16,7 @@ __all__ = ["BACKENDS", "Backend", "ExecResult", "Sandbox", "get_backend"]
 BACKENDS = {
     "local": "isolated processes on this machine (default; no account needed)",
     "daytona": "remote sandboxes on Daytona (pip install 'trl-sandbox[daytona]'; needs DAYTONA_API_KEY)",
+    "cwsandbox": "remote sandboxes on CoreWeave Sandbox (pip install 'trl-sandbox[cwsandbox]'; needs CWSANDBOX_API_KEY)",
     "mock": "a test double driven by a handler function (trl_sandbox.testing)",
 }
 
@@ -27,7 +28,8 @@ def get_backend(name: str | Backend, **options: Any) -> Backend:
         name: A registry name (see :data:`BACKENDS`) or an already-built :class:`Backend`, returned as is.
         **options: Keyword arguments of the backend's constructor (for ``local``, see
             :class:`~trl_sandbox.backends.local.LocalBackend`; for ``daytona``,
-            :class:`~trl_sandbox.backends.daytona.DaytonaBackend`).
+            :class:`~trl_sandbox.backends.daytona.DaytonaBackend`; for ``cwsandbox``,
+            :class:`~trl_sandbox.backends.cwsandbox.CWSandboxBackend`).
 
     Raises:
         UnknownBackendError: ``name`` is not registered; the message lists the registered names.
@@ -43,6 +45,10 @@ def get_backend(name: str | Backend, **options: Any) -> Backend:
         from .daytona import DaytonaBackend
 
         return DaytonaBackend(**options)
+    if name == "cwsandbox":
+        from .cwsandbox import CWSandboxBackend
+
+        return CWSandboxBackend(**options)
     if name == "mock":
         from .mock import installed_mock_backend
 
