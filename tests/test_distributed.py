@@ -61,6 +61,7 @@ def test_two_processes_each_score_in_their_own_pool(tmp_path, own_sandbox_root):
     last = {rank: r[-1] for rank, r in ranks.items()}
     assert {rank: rec["labels"]["trl-sandbox-rank"] for rank, rec in last.items()} == {0: "0", 1: "1"}
     assert last[0]["labels"]["trl-sandbox-run"] == last[1]["labels"]["trl-sandbox-run"]  # one run id, shared
+    assert {"trl-sandbox-step", "trl-sandbox-model"} <= set(last[0]["labels"])
     assert not set(last[0]["sandboxes"]) & set(last[1]["sandboxes"])  # two pools
     assert all(len(rec["sandboxes"]) == 2 and rec["scored"]["completions"] == 12 for rec in last.values())
     assert_nothing_left(own_sandbox_root, set(last[0]["sandboxes"]) | set(last[1]["sandboxes"]))
