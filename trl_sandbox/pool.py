@@ -292,8 +292,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         except Exception as exc:  # noqa: BLE001 - reported, never raised from cleanup
             self.stats.delete_failures += 1
             logger.warning("trl-sandbox: deleting sandbox %s failed: %r", sandbox.id, exc)
-        finally:
-            self._live.pop(sandbox.id, None)
+        # Forgotten only once its deletion finished or failed: a deletion cancelled by a deadline keeps it listed
+        # (close() tries again, and reports it if it cannot).
+        self._live.pop(sandbox.id, None)
 
     async def _delete_all(self) -> None:
         with anyio.move_on_after(self.delete_timeout_s, shield=True):
