@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
+from ._remote import BACKOFF, Pacer, retrying
 from .base import Backend, ExecResult, Sandbox
 
 T = TypeVar("T")
@@ -162,8 +163,7 @@ class CWSandboxBackend(Backend):
         self.max_retries = int(max_retries)
         self.data_plane_mode = data_plane_mode
         self._auth = self.sdk.AuthHeaders(headers={"Authorization": f"Bearer {self.api_key}"}, strategy="api_key")
-        self._next_create = 0.0
-        self._pace_lock: anyio.Lock | None = None
+        self._pacer = Pacer(self.max_creates_per_s)
         #: Counters (integers): ``retries`` of API calls, ``rate_limited`` (RESOURCE_EXHAUSTED answers).
         self.stats = {"retries": 0, "rate_limited": 0}
         try:  # our pool deletes its sandboxes on SIGINT/SIGTERM (trl_sandbox.lifecycle); the SDK must not race it
@@ -191,17 +191,6 @@ class CWSandboxBackend(Backend):
         return Sandbox(id=str(remote.sandbox_id), labels=tags_to_labels(remote.tags or ()), workdir=self.workdir,
                        python=[self.python], data=remote)
 
-    async def _pace(self) -> None:
-        """Space creations ``1 / max_creates_per_s`` seconds apart."""
-        if self._pace_lock is None:
-            self._pace_lock = anyio.Lock()
-        async with self._pace_lock:
-            now = time.monotonic()
-            wait = self._next_create - now
-            self._next_create = max(now, self._next_create) + 1.0 / self.max_creates_per_s
-        if wait > 0:
-            await anyio.sleep(wait)
-
     async def create(self, labels: Mapping[str, str]) -> Sandbox:
         """Create one sandbox and wait until it runs (see the class docstring for what it carries).
 
@@ -210,7 +199,7 @@ class CWSandboxBackend(Backend):
                 ``create_timeout_s`` (it is then deleted).
             ConfigurationError: the service refused the credentials.
         """
-        await self._pace()
+        await self._pacer.wait()
         options: dict[str, Any] = {
             "tags": [*labels_to_tags(labels), *self.tags],
             "network": self.sdk.NetworkOptions(deny_egress=self.deny_egress),
@@ -334,47 +323,31 @@ class CWSandboxBackend(Backend):
 
     # -- errors and retries ------------------------------------------------------------------------------------------
 
-    def _transient(self, exc: BaseException) -> bool:
+    def _classify(self, exc: Exception) -> float | None:
+        """Transient errors (``UNAVAILABLE``, ``RESOURCE_EXHAUSTED``, request timeouts): the backoff; refused
+        credentials: :class:`ConfigurationError`; the rest (a sandbox gone or stopped, a rejected request, a broken
+        stream): not retried."""
         sdk = self.sdk
+        if isinstance(exc, sdk.CWSandboxAuthenticationError):
+            raise ConfigurationError(f"{_KEY_HINT} (the service said: {exc})") from None
         if isinstance(exc, sdk.SandboxResourceExhaustedError):
             self.stats["rate_limited"] += 1
-            return True
-        if isinstance(exc, sdk.SandboxNotRunningError) and not isinstance(exc, sdk.SandboxUnavailableError):
-            return False  # the sandbox stopped: replaced by the pool, not retried here
-        return isinstance(exc, (sdk.SandboxUnavailableError, sdk.SandboxRequestTimeoutError, ConnectionError))
+            return BACKOFF
+        if isinstance(exc, (sdk.SandboxUnavailableError, sdk.SandboxRequestTimeoutError, ConnectionError)):
+            return BACKOFF
+        return None
 
     async def _retrying(self, what: str, call: Callable[[], Awaitable[T]], deadline_s: float) -> T:
         """``await call()`` within ``deadline_s`` seconds; transient errors retried after an exponential backoff
-        (0.5 s doubling, at most 8 s), at most ``max_retries`` times.
+        (0.5 s doubling, at most 8 s), at most ``max_retries`` times (see
+        :func:`~trl_sandbox.backends._remote.retrying`).
 
         Raises:
             ConfigurationError: the service refused the credentials.
             InfrastructureError: every other error, the last one after the retries, or the deadline.
         """
-        end = time.monotonic() + deadline_s
-        backoff = 0.5
-        attempt = 0
-        while True:
-            try:
-                with anyio.fail_after(max(0.0, end - time.monotonic())):
-                    return await call()
-            except TimeoutError:
-                raise InfrastructureError(f"cwsandbox: could not {what} within {deadline_s:.0f}s") from None
-            except (ConfigurationError, InfrastructureError):
-                raise
-            except self.sdk.CWSandboxAuthenticationError as exc:
-                raise ConfigurationError(f"{_KEY_HINT} (the service said: {exc})") from None
-            except Exception as exc:  # noqa: BLE001 - classified below
-                if not self._transient(exc):
-                    raise InfrastructureError(f"cwsandbox: could not {what}: {_describe(exc)}") from exc
-                attempt += 1
-                if attempt > self.max_retries or time.monotonic() + backoff >= end:
-                    raise InfrastructureError(
-                        f"cwsandbox: could not {what} after {attempt} attempt(s): {_describe(exc)}"
-                    ) from exc
-                self.stats["retries"] += 1
-                await anyio.sleep(backoff)
-                backoff = min(backoff * 2, 8.0)
+        return await retrying(call, what=what, backend="cwsandbox", deadline_s=deadline_s,
+                              max_retries=self.max_retries, classify=self._classify, stats=self.stats)
 
 
 def _bytes(result: Any, name: str) -> bytes:
@@ -383,7 +356,3 @@ def _bytes(result: Any, name: str) -> bytes:
     if isinstance(raw, (bytes, bytearray)):
         return bytes(raw)
     return str(getattr(result, name, "") or "").encode()
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]

@@ -35,7 +35,8 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ..errors import ConfigurationError, InfrastructureError
+from ..errors import ConfigurationError
+from ._remote import BACKOFF, Pacer, retrying
 from .base import Backend, ExecResult, Sandbox
 
 T = TypeVar("T")
@@ -173,8 +174,7 @@ class DaytonaBackend(Backend):
         self.use_deprecated_polling = use_deprecated_polling
         self.client = client
         self._own_client = client is None
-        self._next_create = 0.0
-        self._pace_lock: anyio.Lock | None = None
+        self._pacer = Pacer(self.max_creates_per_s)
         #: Counters (integers): ``retries`` of API calls, ``rate_limited`` (429 answers), ``orphans_deleted`` (a
         #: create that timed out after the server made the sandbox).
         self.stats = {"retries": 0, "rate_limited": 0, "orphans_deleted": 0}
@@ -233,17 +233,6 @@ class DaytonaBackend(Backend):
         return Sandbox(id=str(remote.id), labels=dict(remote.labels or {}), workdir=self.workdir,
                        python=[self.python], data=remote)
 
-    async def _pace(self) -> None:
-        """Space creations ``1 / max_creates_per_s`` seconds apart."""
-        if self._pace_lock is None:
-            self._pace_lock = anyio.Lock()
-        async with self._pace_lock:
-            now = time.monotonic()
-            wait = self._next_create - now
-            self._next_create = max(now, self._next_create) + 1.0 / self.max_creates_per_s
-        if wait > 0:
-            await anyio.sleep(wait)
-
     async def create(self, labels: Mapping[str, str]) -> Sandbox:
         """Create one sandbox (see the class docstring for what it carries).
 
@@ -251,7 +240,7 @@ class DaytonaBackend(Backend):
             InfrastructureError: creation failed after the retries, or timed out (a sandbox the server made
                 anyway is deleted first).
         """
-        await self._pace()
+        await self._pacer.wait()
 
         async def attempt() -> Any:
             try:
@@ -365,41 +354,26 @@ class DaytonaBackend(Backend):
 
     # -- retries -----------------------------------------------------------------------------------------------------
 
+    def _classify(self, exc: Exception) -> float | None:
+        """429: after ``Retry-After``; connection errors and 5xx: the backoff; the rest: not retried."""
+        status = _status(exc)
+        if status == 429:
+            self.stats["rate_limited"] += 1
+            return _retry_after(exc)
+        if status in _RETRY_STATUSES or _is_connection_error(exc, self.sdk):
+            return BACKOFF
+        return None
+
     async def _retrying(self, what: str, call: Callable[[], Awaitable[T]], deadline_s: float) -> T:
         """``await call()`` within ``deadline_s`` seconds: 429 retried after ``Retry-After``, connection errors and
-        5xx after an exponential backoff (0.5 s doubling, at most 8 s), at most ``max_retries`` times.
+        5xx after an exponential backoff (0.5 s doubling, at most 8 s), at most ``max_retries`` times (see
+        :func:`~trl_sandbox.backends._remote.retrying`).
 
         Raises:
             InfrastructureError: every other error, the last one after the retries, or the deadline.
         """
-        end = time.monotonic() + deadline_s
-        backoff = 0.5
-        attempt = 0
-        while True:
-            try:
-                with anyio.fail_after(max(0.0, end - time.monotonic())):
-                    return await call()
-            except TimeoutError:
-                raise InfrastructureError(f"daytona: could not {what} within {deadline_s:.0f}s") from None
-            except ConfigurationError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - classified below
-                status = _status(exc)
-                if status == 429:
-                    self.stats["rate_limited"] += 1
-                    wait = _retry_after(exc)
-                elif status in _RETRY_STATUSES or _is_connection_error(exc, self.sdk):
-                    wait = backoff
-                    backoff = min(backoff * 2, 8.0)
-                else:
-                    raise InfrastructureError(f"daytona: could not {what}: {_describe(exc)}") from exc
-                attempt += 1
-                if attempt > self.max_retries or time.monotonic() + wait >= end:
-                    raise InfrastructureError(
-                        f"daytona: could not {what} after {attempt} attempt(s): {_describe(exc)}"
-                    ) from exc
-                self.stats["retries"] += 1
-                await anyio.sleep(wait)
+        return await retrying(call, what=what, backend="daytona", deadline_s=deadline_s,
+                              max_retries=self.max_retries, classify=self._classify, stats=self.stats)
 
 
 def _status(exc: BaseException) -> int | None:
@@ -437,7 +411,3 @@ def _is_connection_error(exc: BaseException, sdk: Any) -> bool:
     except ImportError:  # pragma: no cover - the SDK depends on it
         return False
     return isinstance(exc, aiohttp.ClientConnectionError)
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:500]

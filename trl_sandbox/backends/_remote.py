@@ -1,0 +1,100 @@
+"""What the remote backends (``daytona``, ``cwsandbox``) share: pacing of creations and the retry loop of API
+calls. Each backend only says which errors are worth retrying (its SDK's classes and codes differ)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+from ..errors import ConfigurationError, InfrastructureError
+
+T = TypeVar("T")
+
+#: What a classifier returns for an error retried after the exponential backoff (0.5 s doubling, at most 8 s).
+BACKOFF = -1.0
+
+
+class Pacer:
+    """Spaces events (sandbox creations) at least ``1 / per_s`` seconds apart, across concurrent callers.
+
+    Args:
+        per_s: Most events per second (positive).
+    """
+
+    def __init__(self, per_s: float) -> None:
+        self.interval_s = 1.0 / per_s
+        self._next = 0.0
+        self._lock: anyio.Lock | None = None
+
+    async def wait(self) -> None:
+        """Return when this caller's turn has come (at once when the last turn is long past)."""
+        if self._lock is None:  # made on first use: it belongs to the event loop of the caller
+            self._lock = anyio.Lock()
+        async with self._lock:
+            now = time.monotonic()
+            wait = self._next - now
+            self._next = max(now, self._next) + self.interval_s
+        if wait > 0:
+            await anyio.sleep(wait)
+
+
+async def retrying(
+    call: Callable[[], Awaitable[T]],
+    *,
+    what: str,
+    backend: str,
+    deadline_s: float,
+    max_retries: int,
+    classify: Callable[[Exception], float | None],
+    stats: dict[str, int],
+) -> T:
+    """``await call()`` within ``deadline_s`` seconds, retrying the errors ``classify`` accepts.
+
+    Args:
+        call: Makes one attempt (called again for each retry).
+        what: The action, for messages (``"create a sandbox"``).
+        backend: The backend's name, for messages.
+        deadline_s: Seconds for all attempts together, waits included.
+        max_retries: Most retries after the first attempt.
+        classify: For an error, the seconds to wait before retrying it (e.g. a server's ``Retry-After``),
+            :data:`BACKOFF` for the exponential backoff, or None when it is not worth retrying. It may raise a
+            :class:`ConfigurationError` itself (refused credentials).
+        stats: Its ``"retries"`` counter is increased for each retry.
+
+    Raises:
+        ConfigurationError: from ``call`` or ``classify``.
+        InfrastructureError: from ``call``; for an error not retried; for the last error after ``max_retries``
+            retries; or when the deadline passes.
+    """
+    end = time.monotonic() + deadline_s
+    backoff = 0.5
+    attempt = 0
+    while True:
+        try:
+            with anyio.fail_after(max(0.0, end - time.monotonic())):
+                return await call()
+        except TimeoutError:
+            raise InfrastructureError(f"{backend}: could not {what} within {deadline_s:.0f}s") from None
+        except (ConfigurationError, InfrastructureError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified by the backend
+            wait = classify(exc)
+            if wait is None:
+                raise InfrastructureError(f"{backend}: could not {what}: {describe(exc)}") from exc
+            if wait == BACKOFF:
+                wait, backoff = backoff, min(backoff * 2, 8.0)
+            attempt += 1
+            if attempt > max_retries or time.monotonic() + wait >= end:
+                raise InfrastructureError(
+                    f"{backend}: could not {what} after {attempt} attempt(s): {describe(exc)}"
+                ) from exc
+            stats["retries"] += 1
+            await anyio.sleep(wait)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of an error, at most 500 characters."""
+    return f"{type(exc).__name__}: {exc}"[:500]
