@@ -17,9 +17,7 @@ StreamExec), ``kill`` (a sandbox id whose next command finds the sandbox gone: N
 
 from __future__ import annotations
 
-import asyncio
 import shlex
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -29,75 +27,34 @@ import grpc
 from cwsandbox._proto import sandbox_pb2, sandbox_pb2_grpc
 from google.protobuf import timestamp_pb2
 
-from trl_sandbox.backends.local import LocalBackend
+from _fake_service import FakeService
 
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 
 
-class FakeCWSandbox(sandbox_pb2_grpc.SandboxServiceServicer):
+class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
     """The fake service. ``start()`` returns the base URL (``http://127.0.0.1:PORT``); ``stop()`` deletes every
     local sandbox still there."""
 
+    name = "fake CoreWeave Sandbox server"
+
     def __init__(self, root_dir: Path) -> None:
-        self.root_dir = Path(root_dir)
-        self.requests: list[tuple[str, Any]] = []
-        self.sandboxes: dict[str, dict[str, Any]] = {}  # id -> {"proto": Sandbox, "local": local Sandbox}
+        super().__init__(root_dir)
         self.terminated: dict[str, Any] = {}  # id -> Sandbox proto in a terminal state (Get still answers)
-        self.created: list[str] = []
-        self.deleted: list[str] = []
         self.fail_creates = 0
         self.fail_execs = 0
         self.kill: str | None = None
-        self.url = ""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self._server: grpc.aio.Server | None = None
-        self._local: LocalBackend | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------------------------------
-
-    def start(self) -> str:
-        ready = threading.Event()
-
-        def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._start())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="fake-cwsandbox", daemon=True)
-        self._thread.start()
-        if not ready.wait(60):
-            raise RuntimeError("the fake CoreWeave Sandbox server did not start")
-        return self.url
-
-    async def _start(self) -> None:
-        self._local = LocalBackend(root_dir=self.root_dir, output_limit_bytes=1 << 20)
-        await self._local.start()
+    async def _serve(self) -> None:
         self._server = grpc.aio.server()
         sandbox_pb2_grpc.add_SandboxServiceServicer_to_server(self, self._server)
         port = self._server.add_insecure_port("127.0.0.1:0")
         await self._server.start()
         self.url = f"http://127.0.0.1:{port}"
 
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-
-        async def shutdown() -> None:
-            for record in list(self.sandboxes.values()):
-                await self._local.delete(record["local"])
-            self.sandboxes.clear()
-            await self._server.stop(grace=None)
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(60)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    @property
-    def alive(self) -> list[str]:
-        """Ids of sandboxes that exist (created and not deleted)."""
-        return sorted(self.sandboxes)
+    async def _close(self) -> None:
+        await self._server.stop(grace=None)
 
     def recorded(self, method: str) -> list[Any]:
         """Recorded request messages of one RPC method."""

@@ -13,10 +13,8 @@ that count answer 403, as an exhausted quota does), ``fail_execs`` (that many 50
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,50 +22,25 @@ from typing import Any
 from aiohttp import web
 from daytona_api_client_async import models
 
-from trl_sandbox.backends.local import LocalBackend
+from _fake_service import FakeService
 
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 
 
-class FakeDaytona:
+class FakeDaytona(FakeService):
     """The fake service. ``start()`` returns the API URL (``http://127.0.0.1:PORT/api``); ``stop()`` deletes
     every local sandbox still there."""
 
+    name = "fake Daytona server"
+
     def __init__(self, root_dir: Path) -> None:
-        self.root_dir = Path(root_dir)
-        self.requests: list[tuple[str, str, Any]] = []
-        self.sandboxes: dict[str, dict[str, Any]] = {}  # id -> {"dto": dict, "local": Sandbox}
-        self.created: list[str] = []
-        self.deleted: list[str] = []
+        super().__init__(root_dir)
         self.rate_limit_creates = 0
         self.fail_creates_after: int | None = None
         self.fail_execs = 0
-        self.url = ""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self._local: LocalBackend | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------------------------------
-
-    def start(self) -> str:
-        ready = threading.Event()
-
-        def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(self._start())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="fake-daytona", daemon=True)
-        self._thread.start()
-        if not ready.wait(60):
-            raise RuntimeError("the fake Daytona server did not start")
-        return self.url
-
-    async def _start(self) -> None:
-        self._local = LocalBackend(root_dir=self.root_dir, output_limit_bytes=1 << 20)
-        await self._local.start()
+    async def _serve(self) -> None:
         app = web.Application(client_max_size=64 << 20)
         app.add_routes([
             web.post("/api/sandbox", self.create),
@@ -85,24 +58,8 @@ class FakeDaytona:
         self.base = f"http://127.0.0.1:{port}"
         self.url = f"{self.base}/api"
 
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-
-        async def shutdown() -> None:
-            for record in list(self.sandboxes.values()):
-                await self._local.delete(record["local"])
-            self.sandboxes.clear()
-            await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(60)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-    @property
-    def alive(self) -> list[str]:
-        """Ids of sandboxes that exist (created and not deleted)."""
-        return sorted(self.sandboxes)
+    async def _close(self) -> None:
+        await self._runner.cleanup()
 
     def bodies(self, method: str, path: str) -> list[Any]:
         """Recorded JSON bodies of requests with this method and path."""

@@ -29,7 +29,7 @@ from trl_sandbox.errors import SandboxCreationError  # noqa: E402
 from trl_sandbox.pool import default_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_cwsandbox import FakeCWSandbox  # noqa: E402
+from fake_cwsandbox import REMOTE_WORKDIR, FakeCWSandbox  # noqa: E402
 from test_daytona import dead_pid, labels_of  # noqa: E402
 
 HE = {r["task_id"]: r for r in load_tasks("humaneval")}
@@ -100,7 +100,7 @@ def test_create_exec_and_delete_with_tags_lifetime_and_no_egress(service):
     assert sorted(service.deleted[-3:]) == sorted(service.created[-3:])
     execs = [" ".join(r.command) for r in service.recorded("StreamExec") if "harness" in " ".join(r.command)]
     # the SDK wraps the command for its cwd; inside it, coreutils timeout kills it at sandbox_completion_timeout
-    assert len(execs) == 2 and all("exec timeout -k 2 30 python3 /tmp/trl-sandbox/" in c for c in execs), execs
+    assert len(execs) == 2 and all(f"exec timeout -k 2 30 python3 {REMOTE_WORKDIR}/" in c for c in execs), execs
 
 
 def test_a_test_past_its_time_limit_is_a_timeout(service):
