@@ -61,6 +61,7 @@ class FakeService(abc.ABC):
             for record in list(self.sandboxes.values()):
                 await self._local.delete(record["local"])
             self.sandboxes.clear()
+            await self._local.aclose()
             await self._close()
 
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(60)

@@ -321,6 +321,7 @@ def test_cleanup_of_the_local_backend(own_sandbox_root):
     # The "dead" sandbox's server still belongs to this (live) test process: stop it and free its cgroups too.
     for sandbox in (dead, live):
         anyio.run(backend.delete, sandbox)
+    anyio.run(backend.aclose)
 
 
 def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_path):

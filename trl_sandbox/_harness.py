@@ -155,6 +155,109 @@ def same_stdout(output, expected):
     return normalize_stdout(output) == normalize_stdout(expected)
 
 
+# -- stdout judges (``compare`` of stdin/stdout requests) ------------------------------------------------------------
+
+#: Judges of a program's stdout against the expected text, by name (see :func:`same_output`).
+JUDGES = ("exact", "lines", "tokens", "float", "decimal")
+_NUMERIC = None
+
+
+def _numeric(token):
+    """``token`` as a float when it is written as a number (``12``, ``-0.5``, ``1e-9``), else None: words such as
+    ``nan`` or ``inf`` stay words."""
+    global _NUMERIC
+    if _NUMERIC is None:
+        import re
+
+        _NUMERIC = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+    if _NUMERIC.match(token) is None:
+        return None
+    try:
+        return float(token)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _is_integer(token):
+    return token.lstrip("+-").isdigit()
+
+
+def _close(got, want, tolerance, absolute_only):
+    """testlib's ``doubleCompare`` (``rcmp6`` with 1e-6): equal within ``tolerance`` absolutely, or relatively to
+    the expected value; ``absolute_only``: strictly within ``tolerance`` absolutely (code_contests' ``ValuesMatch``)."""
+    if math.isnan(got) or math.isnan(want):
+        return False
+    diff = abs(got - want)
+    if absolute_only:
+        return diff < tolerance
+    return diff <= tolerance or diff <= tolerance * abs(want) * (1 + 1e-15)
+
+
+def _same_token(got, want, tolerance, absolute_only):
+    if got == want:
+        return True
+    if _is_integer(got) and _is_integer(want):
+        return int(got) == int(want)  # integers compare exactly, however large
+    a, b = _numeric(got), _numeric(want)
+    if a is None or b is None:
+        return False
+    return _close(a, b, tolerance, absolute_only)
+
+
+def _decimal_line(line):
+    try:
+        return [decimal.Decimal(token) for token in line.split()]
+    except (decimal.InvalidOperation, ValueError):
+        return None
+
+
+def same_output(output, expected, compare=None):
+    """Whether a program's stdout ``output`` matches ``expected`` under the judge ``compare`` (a dict; default
+    ``{"mode": "lines"}``). Modes:
+
+    - ``exact``: the same text, byte for byte (``\\r\\n`` read as ``\\n``);
+    - ``lines``: the same lines once each line's trailing whitespace and the trailing blank lines are dropped;
+    - ``tokens``: the same whitespace-separated tokens (Codeforces' default checker, testlib's ``wcmp``);
+    - ``float``: tokens, where two numbers match within ``tolerance`` (default 1e-6) absolutely or relatively to
+      the expected one (testlib's ``rcmp6``), or with ``absolute_only`` strictly within it absolutely
+      (code_contests' ``OutputsMatch``); integers compare exactly, other tokens as text;
+    - ``decimal``: LiveCodeBench's ``grade_stdio``: the outputs stripped, the same number of lines, each line
+      (stripped) equal as text or as a list of ``Decimal`` numbers (``0.500`` is ``0.5``, ``0.333`` is not
+      ``0.3333``).
+
+    ``ignore_case`` (``tokens``/``float``) compares tokens case-insensitively (code_contests lowercases both).
+    """
+    compare = compare or {}
+    mode = compare.get("mode", "lines")
+    if mode == "lines":
+        return same_stdout(output, expected)
+    if mode == "exact":
+        return output.replace("\r\n", "\n") == expected.replace("\r\n", "\n")
+    if mode == "decimal":
+        got = [line.strip() for line in output.strip().split("\n")]
+        want = [line.strip() for line in expected.strip().split("\n")]
+        if len(got) != len(want):
+            return False
+        for a, b in zip(got, want):
+            if a != b:
+                da, db = _decimal_line(a), _decimal_line(b)
+                if da is None or db is None or da != db:
+                    return False
+        return True
+    got, want = output.split(), expected.split()
+    if compare.get("ignore_case"):
+        got, want = [t.lower() for t in got], [t.lower() for t in want]
+    if len(got) != len(want):
+        return False
+    if mode == "tokens":
+        return got == want
+    if mode == "float":
+        tolerance = float(compare.get("tolerance", 1e-6))
+        absolute_only = bool(compare.get("absolute_only"))
+        return all(_same_token(a, b, tolerance, absolute_only) for a, b in zip(got, want))
+    raise ValueError("unknown judge %r" % (mode,))
+
+
 # -- values: encoding ----------------------------------------------------------------------------------------------
 
 _FAST = {int: "i", float: "f", str: "s"}
@@ -1133,11 +1236,14 @@ class _WorkerPeer(_Peer):
     def __init__(self, send_fd, recv_fd):
         super().__init__(send_fd, recv_fd)
         self.code = None
+        self.base_rss = 0
 
     def serve(self, msg):
         op = msg.get("q")
         if op == "stdio":
-            return {"a": encode(_run_stdin(self.code, msg["input"], int(msg["limit"])))}
+            reply = _run_stdin(self.code, msg["input"], int(msg["limit"]), msg.get("files") is True)
+            reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
+            return {"a": encode(reply)}
         return self.answer(lambda: self._operate(op, msg), msg)
 
     def _operate(self, op, msg):
@@ -1173,6 +1279,7 @@ class _WorkerPeer(_Peer):
         _apply_bans(msg.get("banned") or {})
         self.code = compile(msg["program"], "<completion>", "exec")
         if msg["mode"] == "stdio":
+            self.base_rss = _peak_rss()
             return _Names()
         ns = {"__name__": SOLUTION_MODULE, "__builtins__": builtins}
         exec(self.code, ns)
@@ -1216,13 +1323,33 @@ def _worker(cmd_r, reply_w):
             os._exit(0)
 
 
-def _run_stdin(code, text, limit):
+def _peak_rss():
+    """Peak resident memory of this process so far, bytes (``ru_maxrss``, kilobytes on Linux)."""
+    try:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    except (ImportError, OSError, ValueError):
+        return 0
+
+
+def _run_stdin(code, text, limit, files=False):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
-    "error"?}``. As a Python process would: buffered ``sys.stdin``/``sys.stdout`` (``sys.stdin.buffer.readline``
-    reads a line at a time), ``exit()`` and ``quit()``, and the threads the program started but did not join are
-    waited for before its output is read."""
+    "error"?, "rss"}`` (``rss``: the worker's peak resident memory, bytes). As a Python process would: buffered
+    ``sys.stdin``/``sys.stdout`` (``sys.stdin.buffer.readline`` reads a line at a time), ``exit()`` and
+    ``quit()``, and the threads the program started but did not join are waited for before its output is read.
+
+    ``files`` (Codeforces' file input mode): the input is also ``input.txt`` and, when the program writes
+    ``output.txt``, that file is its output."""
     with open("stdin.txt", "wb") as f:
         f.write(text.encode())
+    if files:
+        with open("input.txt", "wb") as f:
+            f.write(text.encode())
+        try:
+            os.unlink("output.txt")
+        except OSError:
+            pass
     in_fd = os.open("stdin.txt", os.O_RDONLY)
     out_fd = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     saved_in, saved_out = os.dup(0), os.dup(1)
@@ -1258,11 +1385,13 @@ def _run_stdin(code, text, limit):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdout = sys.stderr
-    with open("stdout.txt", "rb") as f:
+    path = "output.txt" if files and os.path.isfile("output.txt") else "stdout.txt"
+    with open(path, "rb") as f:
         raw = f.read(limit + 1)
     reply["out"] = raw[:limit].decode("utf-8", errors="replace")
     if len(raw) > limit:
         reply["truncated"] = True
+    reply["rss"] = _peak_rss()
     return reply
 
 
@@ -1625,14 +1754,21 @@ def _judge_call(emit, worker, req, timeout):
 
 
 def _judge_stdio(emit, worker, req, timeout):
+    """Run the program once per test input; judge its stdout with the request's ``compare`` (a judge of
+    :func:`same_output`, or ``{"checker": source}``: see :func:`_run_checker`). ``memory_limit_bytes``: a test whose
+    run grew the worker's peak resident memory past it fails with "memory limit exceeded", as a judge measures it
+    (the sandbox's own limit stays the hard cap). ``files``: Codeforces' file mode (``input.txt``/``output.txt``)."""
     if _load(emit, worker, req, time.monotonic() + timeout) is None:
         return 0
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
+    compare = req.get("compare") or {}
+    memory = req.get("memory_limit_bytes")
+    msg = {"q": "stdio", "limit": limit, "files": req.get("files") is True}
 
     def run_test(i, text):
         try:
-            reply = worker.request({"q": "stdio", "input": text, "limit": limit})
+            reply = worker.request(dict(msg, input=text))
         except (_Timeout, _WorkerDied, _Unserializable):
             raise
         except BaseException as exc:  # noqa: BLE001 - e.g. the scratch directory the program filled
@@ -1642,17 +1778,389 @@ def _judge_stdio(emit, worker, req, timeout):
             raise _WorkerDied()
         if reply.get("truncated"):
             return {"i": i, "ok": False, "error": "the output went past the limit of %d bytes" % limit}
-        if i < len(expected) and same_stdout(reply["out"], expected[i]):
-            return {"i": i, "ok": True}
+        rss = reply.get("rss")
+        if memory and _type(rss) is int and rss > memory:
+            return {"i": i, "ok": False, "error": "memory limit exceeded: %d MiB used, limit %d MiB"
+                    % (rss >> 20, memory >> 20)}
+        want = expected[i] if i < len(expected) else None
+        if want is not None and "error" not in reply:
+            if "checker" in compare:
+                verdict = _run_checker(compare, text, reply["out"], want, worker)
+                if verdict is not True:
+                    return dict(verdict, i=i)
+                return {"i": i, "ok": True}
+            if same_output(reply["out"], want, compare):
+                return {"i": i, "ok": True}
         record = {"i": i, "ok": False}
         if "error" in reply:
             record["error"] = str(reply["error"])[:500]
         else:
-            want = normalize_stdout(expected[i]) if i < len(expected) else "?"
-            record["error"] = "printed %s, expected %s" % (_short(normalize_stdout(reply["out"])), _short(want))
+            shown = normalize_stdout(want) if want is not None else "?"
+            record["error"] = "printed %s, expected %s" % (_short(normalize_stdout(reply["out"])), _short(shown))
         return record
 
     return _run_tests(emit, worker, req, timeout, run_test)
+
+
+# -- checker programs (special judges) -----------------------------------------------------------------------------
+
+#: File names a checker gets, by convention: testlib's ``checker input output answer`` (exit code 0 accepts) and
+#: open-r1's ``checker.py input.txt correct_output.txt solution_output.txt`` (prints ``1`` to accept).
+_CHECKER_FILES = {
+    "testlib": ("input.txt", "output.txt", "answer.txt"),
+    "open-r1": ("input.txt", "correct_output.txt", "solution_output.txt"),
+}
+#: Seconds a checker may run on one test.
+CHECKER_TIMEOUT_S = 10.0
+
+
+def _in_child(fn, deadline):
+    """Run ``fn(emit)`` in a fork of this (trusted) process, so that task code (a checker, pytest) cannot change a
+    long-lived judge; returns the list of records it emitted, ``{"child_error": ...}`` last when it failed. Raises
+    :class:`_Timeout` past ``deadline`` (monotonic seconds), after killing it."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        try:
+            fn(lambda record: _send(w, record))
+            _send(w, {"end": True})
+        except BaseException as exc:  # noqa: BLE001
+            try:
+                _send(w, {"child_error": _describe(exc)})
+            except BaseException:  # noqa: BLE001
+                pass
+        os._exit(0)
+    os.close(w)
+    records = []
+    try:
+        while True:
+            try:
+                record = _receive(r, deadline)
+            except _WorkerDied:
+                records.append({"child_error": "it ended early"})
+                break
+            if record.get("end"):
+                break
+            records.append(record)
+    finally:
+        os.close(r)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+    return records
+
+
+def _check_in_child(emit, source, argv_files, texts, seconds):
+    """The checker's side of :func:`_run_checker` (in a fork of the judge)."""
+    files = dict(zip(argv_files, texts))
+    real_open = io.open
+
+    def open_(file, mode="r", *args, **kwargs):
+        if file in files and not any(c in mode for c in "wax+"):
+            data = files[file]
+            return io.BytesIO(data.encode()) if "b" in mode else io.StringIO(data)
+        return real_open(file, mode, *args, **kwargs)
+
+    builtins.open = io.open = open_
+    sys.argv = ["checker", *argv_files]
+    sys.stdin = io.StringIO("")
+    out = sys.stdout = io.StringIO()
+    resource_limit = max(1, int(seconds) + 1)
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (resource_limit, resource_limit + 1))
+    except (ImportError, OSError, ValueError):
+        pass
+    code, error = 0, None
+    try:
+        exec(_compiled(source, "<checker>"), {"__name__": "__main__", "__builtins__": builtins})
+    except SystemExit as exc:
+        code = exc.code if _type(exc.code) is int else (0 if exc.code is None else 1)
+    except BaseException as exc:  # noqa: BLE001 - a checker that crashes rejects (exit code 1, as Python's)
+        code, error = 1, _describe(exc)
+    emit({"code": code, "stdout": out.getvalue()[-2000:], "error": error})
+
+
+def _run_checker(compare, input_text, output, answer, worker):
+    """Judge one output with the task's checker program (a special judge), run in a fork of the judge: it never
+    shares a process with the program, and its three files exist only in its memory (``open`` of the three names
+    it is given reads them), so nothing the program left behind can change them.
+
+    ``compare``: ``{"checker": source, "language": "python", "convention": "testlib" | "open-r1"}``. testlib:
+    exit code 0 accepts, 3 (``_fail``) means the checker itself failed; open-r1: accepted when it exits cleanly and
+    prints ``1``. Returns True, or a failing record (``{"ok": False, "error"}``, or ``{"ok": False, "invalid"}``
+    when the checker failed or timed out: the task's fault, not the program's)."""
+    convention = compare.get("convention") or "testlib"
+    names = _CHECKER_FILES.get(convention, _CHECKER_FILES["testlib"])
+    if convention == "open-r1":
+        texts = (input_text, answer, output)
+    else:
+        texts = (input_text, output, answer)
+    seconds = CHECKER_TIMEOUT_S
+    deadline = time.monotonic() + seconds
+    if worker.cap is not None:
+        deadline = min(deadline, worker.cap)
+    try:
+        records = _in_child(lambda emit: _check_in_child(emit, compare["checker"], names, texts, seconds), deadline)
+    except _Timeout:
+        if worker.cap is not None and time.monotonic() >= worker.cap:
+            raise
+        return {"ok": False, "invalid": "the checker ran past %.0f s" % seconds}
+    result = next((r for r in records if "code" in r), None)
+    if result is None:
+        crash = next((r.get("child_error") for r in records if "child_error" in r), "no verdict")
+        return {"ok": False, "invalid": "the checker failed: %s" % (crash,)}
+    if convention == "open-r1":
+        if result["code"] == 0 and result["stdout"].strip() == "1":
+            return True
+        reason = result["error"] or "checker said %s" % _short(result["stdout"].strip()[-200:])
+        return {"ok": False, "error": "rejected by the checker: %s" % reason}
+    if result["code"] == 0:
+        return True
+    if result["code"] == 3:
+        return {"ok": False, "invalid": "the checker failed (exit code 3): %s" % _short(result["stdout"][-300:])}
+    reason = result["error"] or _short(result["stdout"].strip()[-200:]) or "exit code %s" % result["code"]
+    return {"ok": False, "error": "rejected by the checker: %s" % reason}
+
+
+# -- function calls with JSON arguments (APPS/TACO call-based, LiveCodeBench functional) --------------------------
+
+
+def _apps_key_fix(value):
+    """APPS's ``run_test``: JSON forces dict keys to strings; a dict whose keys are all integers gets them back."""
+    if _type(value) is dict:
+        try:
+            return {int(k): v for k, v in value.items()}
+        except (TypeError, ValueError):
+            return value
+    return value
+
+
+def _same_call_output(out, want, rule):
+    """Whether a call's return value ``out`` matches the JSON-decoded ``want`` by the dataset's rule.
+
+    ``lcb`` (LiveCodeBench's ``grade_call_based``): a tuple counts as a list, then ``==``. ``apps`` (APPS/TACO's
+    ``run_test``): the same, or ``out`` equals ``want[0]`` when ``want`` is a non-empty list (expected values are
+    often wrapped in a list), or a list of tuples equals ``want[0]`` as a list of lists. ``==`` runs here, on
+    decoded values: a remote object never equals a value."""
+    if _type(out) is tuple:
+        out = list(out)
+    try:
+        if out == want:
+            return True
+        if rule != "apps":
+            return False
+        if _type(want) is list and want:
+            if out == want[0]:
+                return True
+            if _type(out) is list and out and _type(out[0]) is tuple and [list(x) for x in out] == want[0]:
+                return True
+    except Exception:  # noqa: BLE001
+        return False
+    return False
+
+
+def _judge_function(emit, worker, req, timeout):
+    """Call ``func_name`` with each test's JSON argument list and compare with the JSON expected value. When the
+    program defines ``class Solution`` (LeetCode's form), the function is a method of one instance of it, as in
+    LiveCodeBench's and APPS's harnesses."""
+    deadline = time.monotonic() + timeout
+    names = _load(emit, worker, req, deadline)
+    if names is None:
+        return 0
+    name = req["func_name"]
+    rule = req.get("rule") or "lcb"
+    func = None
+    solution = names.get("Solution")
+    if _type(solution) is _Remote and "class Solution" in req["program"]:
+        worker.deadline = deadline
+        try:
+            func = _getattr(solution(), name)
+        except (_Timeout, _WorkerDied, _Unserializable):
+            emit({"load": "error", "error": "Solution() did not complete"})
+            return 0
+        except BaseException as exc:  # noqa: BLE001
+            emit({"load": "error", "error": "Solution(): " + _describe(exc)})
+            return 0
+    if func is None:
+        func = names.get(name)
+    if func is None or not _callable(func):
+        func = _Missing(name)
+    expected = req.get("expected") or []
+
+    def run_test(i, arguments):
+        args = json.loads(arguments)
+        if rule == "apps" and args:
+            args = [_apps_key_fix(args[0]), *args[1:]]
+        want = json.loads(expected[i]) if i < len(expected) else None
+        if rule == "apps":
+            want = _apps_key_fix(want)
+            if _type(want) is list and len(want) == 1:
+                want = [_apps_key_fix(want[0])]
+        try:
+            out = func(*args)
+        except (_Timeout, _WorkerDied, _Unserializable):
+            raise
+        except BaseException as exc:  # noqa: BLE001
+            return {"i": i, "ok": False, "error": _describe(exc)}
+        if i < len(expected) and _same_call_output(out, want, rule):
+            return {"i": i, "ok": True}
+        return {"i": i, "ok": False, "error": "returned %s, expected %s" % (_short(out), _short(want))}
+
+    return _run_tests(emit, worker, req, timeout, run_test)
+
+
+# -- pytest files (KodCode) ------------------------------------------------------------------------------------------
+
+
+def _import_pytest():
+    """Import pytest in the judge: from its path, else from the copy the local backend made readable
+    (``$TRL_SANDBOX_JUDGE_PATH``), else from the interpreter's site-packages (the local backend starts Python without
+    them: the program never sees them, the judge may). Raises ImportError."""
+    try:
+        import pytest  # noqa: F401
+    except ImportError:
+        import site
+
+        paths = [os.environ.get("TRL_SANDBOX_JUDGE_PATH") or "", *site.getsitepackages()]
+        for path in paths:
+            if path and path not in sys.path:
+                sys.path.append(path)
+        import pytest  # noqa: F401
+    return sys.modules["pytest"]
+
+
+#: A read-only file pytest is pointed at, in the local backend's copy of pytest (see _pytest_in_child).
+JUDGE_ANCHOR = "test_solution.py"
+
+
+def _pytest_key(nodeid):
+    """The test function a pytest item belongs to: its node id after the file, without parameters."""
+    key = nodeid.split("::", 1)[-1]
+    return key.split("[", 1)[0]
+
+
+def _pytest_in_child(emit, worker, req, names, timeout):
+    """pytest's side of :func:`_judge_pytest`, in a fork of the judge. The test file never exists on disk: pytest is
+    pointed at this harness's own file (read-only to everything in the sandbox) and a plugin gives it, as that
+    file's module, a module made from the test source in memory. A program that watches the scratch directories
+    finds no test file to read, nor one to replace."""
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_ADDOPTS", None)
+    try:
+        pytest = _import_pytest()
+    except ImportError as exc:
+        emit({"unsupported": "pytest cannot be imported in the sandbox (pytest-file tasks need it): %s" % (exc,)})
+        return
+    solution = types.ModuleType(req.get("module") or "solution")
+    solution.__dict__.update(names)
+    sys.modules[solution.__name__] = solution
+    source = req["setup"]
+    anchor = os.path.join(os.environ.get("TRL_SANDBOX_JUDGE_PATH") or "/nonexistent", JUDGE_ANCHOR)
+    if not os.path.isfile(anchor):
+        anchor = os.path.abspath(__file__)
+    os.chdir(os.path.dirname(anchor))  # pytest collects from here (a fork: the judge's directory is unchanged)
+
+    class TestFile(pytest.Module):
+        def _getobj(self):
+            module = types.ModuleType("test_solution")
+            module.__file__ = anchor
+            sys.modules[module.__name__] = module
+            exec(compile(source, "test_solution.py", "exec"), module.__dict__)
+            return module
+
+    keys = {key: i for i, key in enumerate(req["tests"])}
+    outcome = {}
+
+    class Plugin:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_pycollect_makemodule(self, module_path, parent):
+            return TestFile.from_parent(parent, path=module_path)
+
+        def pytest_runtest_setup(self, item):
+            worker.deadline = time.monotonic() + timeout
+
+        def pytest_runtest_makereport(self, item, call):
+            key = keys.get(_pytest_key(item.nodeid))
+            if key is None:
+                return
+            state = outcome.setdefault(key, {"ok": True, "ran": False})
+            if call.when == "call":
+                state["ran"] = True
+            if call.excinfo is not None:
+                state["ok"] = False
+                exc = call.excinfo.value
+                if _isinstance(exc, _Timeout):
+                    state["timeout"] = True
+                elif _isinstance(exc, _WorkerDied):
+                    state["crash"] = True
+                    state["error"] = "the program ended the worker"
+                elif "error" not in state:
+                    state["error"] = _describe(exc)[:500]
+
+    argv = [anchor, "-q", "--capture=sys", "-p", "no:cacheprovider", "-p", "no:stepwise", "--noconftest", "-c", os.devnull,
+            "--rootdir", os.path.dirname(anchor), "--confcutdir", os.path.dirname(anchor)]
+    if req.get("stop_on_failure") is True:
+        argv.append("-x")
+    saved = sys.stdout
+    report = sys.stdout = io.StringIO()  # pytest's report is not the result channel
+    try:
+        pytest.main(argv, plugins=[Plugin()])
+    finally:
+        sys.stdout = saved
+    if not outcome and "error" in report.getvalue().lower():
+        emit({"report": report.getvalue()[-2000:]})
+    for i in range(len(req["tests"])):
+        state = outcome.get(i)
+        if state is None:
+            continue
+        record = {"i": i, "ok": state["ok"] and state["ran"]}
+        if state.get("timeout"):
+            record["timeout"] = True
+        elif not state["ran"] and state["ok"]:
+            record["error"] = "skipped"
+        elif "error" in state:
+            record["error"] = state["error"]
+        emit(record)
+        if state.get("crash"):
+            emit(_CRASH)
+            break
+
+
+def _judge_pytest(emit, worker, req, timeout):
+    """KodCode: run the task's pytest file against the program. pytest runs in a fork of the judge (trusted), the
+    program in the worker; the file's ``from solution import f`` gets the program's names (a module made of them),
+    so each test's verdict is decided and recorded here: ``os._exit(0)`` in the program ends the worker, and that
+    test and the ones after it fail. Each test function is one test (all its parameter sets must pass); a skipped
+    test does not pass. No ``conftest.py``, ini file or plugin of the scratch directory is ever loaded, and plugins
+    installed in the interpreter are not auto-loaded."""
+    names = _load(emit, worker, req, time.monotonic() + timeout)
+    if names is None:
+        return 0
+    try:
+        _import_pytest()  # here, once: a judge server's later requests fork with pytest already loaded
+    except ImportError:
+        pass
+    records = _in_child(lambda out: _pytest_in_child(out, worker, req, names, timeout), worker.cap or
+                        time.monotonic() + 3600)
+    for record in records:
+        if "unsupported" in record:
+            emit({"load": "unsupported", "error": record["unsupported"]})
+            return 0
+        if "child_error" in record:  # pytest itself failed here: not the program's doing
+            emit({"load": "unsupported", "error": "pytest failed in the judge: %s" % (record["child_error"],)})
+            return 0
+        emit(record)
+    return len(req["tests"])
 
 
 def _limited(fn, seconds):
@@ -1708,7 +2216,8 @@ def _judge_reference(emit, worker, req, timeout):
     return n
 
 
-_MODES = {"assert": _judge_assert, "call": _judge_call, "stdio": _judge_stdio, "reference": _judge_reference}
+_MODES = {"assert": _judge_assert, "call": _judge_call, "stdio": _judge_stdio, "reference": _judge_reference,
+          "function": _judge_function, "pytest": _judge_pytest}
 
 
 # -- the judge server (local backend's fork server) ---------------------------------------------------------------

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, TaskFormatError
+from .formats import parse_compare
 
 #: Reward modes (``sandbox_reward``): ``pass_rate`` pays the fraction of tests passed (the TRL Daytona example's
 #: reward); ``all_or_nothing`` pays only a completion that passes every test (DeepSeek-R1's and DeepCoder's code
@@ -108,6 +109,14 @@ class SandboxConfig:
             Rewards by status, overriding the defaults `{"passed": 1.0, "failed": 0.0, "error": -1.0, "timeout":
             -1.0, "banned": -1.0}` (`failed` only in `all_or_nothing` mode). Infrastructure failures, malformed
             tasks, cancelled completions and values that cannot cross always get None.
+        sandbox_compare (`str` or `dict`, *optional*):
+            The stdout judge of stdin/stdout tasks whose row names none (a row's `compare` field wins): `"exact"`,
+            `"lines"`, `"tokens"`, `"float"`, `"decimal"`, a dict such as `{"mode": "float", "tolerance": 1e-6}`, or
+            a checker `{"checker": SOURCE, "convention": "testlib"}` (JSON text accepted). Default: each dataset
+            format's official judge (see `trl_sandbox.formats`).
+        sandbox_time_limit_factor (`float`, *optional*, defaults to `3.0`):
+            A row's own time limit (code_contests, Codeforces, TACO) is multiplied by this for each test (Python is
+            slower than the C++ the limits were set for), at most `sandbox_test_timeout`.
     """
 
     sandbox_backend: str = field(
@@ -176,6 +185,21 @@ class SandboxConfig:
         },
     )
 
+    sandbox_compare: dict | str | None = field(
+        default=None,
+        metadata={
+            "help": "Stdout judge of stdin/stdout tasks whose row names none: exact, lines, tokens, float, decimal, "
+            "or JSON such as {\"mode\": \"float\", \"tolerance\": 1e-6}. Default: each dataset's official judge."
+        },
+    )
+    sandbox_time_limit_factor: float = field(
+        default=3.0,
+        metadata={
+            "help": "Multiplier of a row's own time limit per test (Python vs the C++ the limits were set for); "
+            "capped by sandbox_test_timeout."
+        },
+    )
+
     def __post_init__(self) -> None:
         self.validate_sandbox_options()
 
@@ -214,6 +238,15 @@ class SandboxConfig:
             if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be a positive number of bytes, got {getattr(self, name)!r}")
         reward_table(self.sandbox_reward, self.sandbox_reward_values)
+        if not isinstance(self.sandbox_time_limit_factor, (int, float)) or self.sandbox_time_limit_factor <= 0:
+            raise ConfigurationError(
+                f"sandbox_time_limit_factor must be a positive number, got {self.sandbox_time_limit_factor!r}"
+            )
+        if self.sandbox_compare is not None:
+            try:
+                self.sandbox_compare = parse_compare(self.sandbox_compare)
+            except TaskFormatError as exc:
+                raise ConfigurationError(f"sandbox_{exc}") from None
         if self.sandbox_memory_limit < (64 << 20):
             raise ConfigurationError(
                 f"sandbox_memory_limit={self.sandbox_memory_limit} bytes is too small to start Python; use at "

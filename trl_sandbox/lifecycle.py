@@ -162,7 +162,8 @@ def _created_at(labels: dict[str, str]) -> float | None:
         return None
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host exists (someone else's process counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -191,7 +192,7 @@ def orphan_reason(labels: dict[str, str], *, run_id: str | None = None, older_th
     if run_id is not None:
         return f"run {run}" if run == run_id else None
     pid = labels.get("trl-sandbox-pid", "")
-    if labels.get("trl-sandbox-host") == socket.gethostname() and pid.isdigit() and not _process_alive(int(pid)):
+    if labels.get("trl-sandbox-host") == socket.gethostname() and pid.isdigit() and not process_alive(int(pid)):
         return f"its process {pid} on this host is gone"
     created = _created_at(labels)
     now = time.time() if now is None else now

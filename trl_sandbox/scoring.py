@@ -131,6 +131,10 @@ class Scorer:
             Default: derived from the batch size, the concurrency and ``completion_timeout_s`` (a safety net only).
         reward_mode: ``"pass_rate"`` or ``"all_or_nothing"`` (see :data:`~trl_sandbox.config.REWARD_MODES`).
         reward_values: Rewards by status over the defaults (see :func:`~trl_sandbox.config.reward_table`).
+        compare: The stdout judge of rows that name none (``sandbox_compare``, parsed by
+            :func:`~trl_sandbox.formats.parse_compare`); default: each format's official judge.
+        time_limit_factor: Multiplier of a row's own time limit (``sandbox_time_limit_factor``); each test gets at
+            most ``test_timeout_s``.
 
     Raises:
         ConfigurationError: an unknown reward mode or a bad reward value.
@@ -149,6 +153,8 @@ class Scorer:
         batch_deadline_s: float | None = None,
         reward_mode: str = "pass_rate",
         reward_values: dict[str, float] | None = None,
+        compare: dict[str, Any] | None = None,
+        time_limit_factor: float = 3.0,
     ) -> None:
         self.rewards = reward_table(reward_mode, reward_values)
         self.reward_mode = reward_mode
@@ -158,6 +164,8 @@ class Scorer:
         self.output_limit_bytes = int(output_limit_bytes)
         self.max_concurrency = min(max_concurrency or pool.size, pool.size)
         self.batch_deadline_s = batch_deadline_s
+        self.compare = compare
+        self.time_limit_factor = float(time_limit_factor)
         #: Completions scored over this scorer's life, by status (``Counter``; ``"completions"`` is the total).
         self.status_counts: Counter[str] = Counter()
         self._references: dict[str, tuple[tuple[str, ...], tuple[Any, ...]] | TaskFormatError] = {}
@@ -196,6 +204,8 @@ class Scorer:
             batch_deadline_s=config.sandbox_batch_deadline_s,
             reward_mode=getattr(config, "sandbox_reward", "pass_rate"),
             reward_values=getattr(config, "sandbox_reward_values", None),
+            compare=getattr(config, "sandbox_compare", None),
+            time_limit_factor=getattr(config, "sandbox_time_limit_factor", 3.0),
         )
 
     # -- lifecycle shortcuts -------------------------------------------------------------------------------------
@@ -331,11 +341,12 @@ class Scorer:
                     args, expected = await self._reference(task)
                 request = task.request(
                     code,
-                    test_timeout_s=self.test_timeout_s,
+                    test_timeout_s=task.test_timeout_s(self.test_timeout_s, self.time_limit_factor),
                     output_limit=self.output_limit_bytes,
                     args=args,
                     expected=expected,
                     stop_on_failure=self.reward_mode == "all_or_nothing",
+                    compare=self.compare,
                 )
                 result = await self._run_harness(request, timing)
                 timing.output = _output_tail(result)

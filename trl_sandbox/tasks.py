@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InfrastructureError, TaskFormatError
+from .formats import DATASET_FORMATS, DEFAULT_JUDGES, detect_format, limit_bytes, limit_seconds, parse_compare, read_row
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ HARNESS_FILES = {
     "trl_sandbox_seccomp.py": (Path(__file__).parent / "backends" / "_seccomp.py").read_bytes(),
 }
 
+#: trl-sandbox's own row formats; the public datasets' formats are :data:`trl_sandbox.formats.DATASET_FORMATS`.
 FORMATS = ("humaneval", "mbpp", "call", "stdio")
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _WORD_OR_SYMBOL = re.compile(r"\w+|[^\w\s]")
@@ -572,33 +574,61 @@ class Task:
     reference_code: str = ""
     banned_patterns: tuple[str, ...] = field(default=())
     entry_points: tuple[str, ...] = ()
+    dataset: str = ""
+    header: str = ""
+    rule: str = ""
+    compare: dict[str, Any] | None = None
+    default_compare: dict[str, Any] | None = None
+    time_limit_s: float | None = None
+    memory_limit_bytes: int | None = None
+    files: bool = False
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> Task:
+    def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
         """Parse a dataset row, detecting its format from its fields.
 
+        Args:
+            row: The row, as the dataset publishes it.
+            task_format: The format to read it as (a public dataset's, see :data:`trl_sandbox.formats.
+                DATASET_FORMATS`, or one of :data:`FORMATS`); default: the row's ``task_format`` field, else
+                detected from the fields.
+
         Raises:
-            TaskFormatError: the row matches no format, or a field has the wrong type; the message names it.
+            TaskFormatError: the row matches no format, or a field has the wrong type or is malformed; the message
+                names it.
         """
         if not isinstance(row, Mapping):
             raise TaskFormatError(f"a task must be a mapping (dataset row), got {type(row).__name__}")
-        prefix = code_prefix(row)
+        task_format = task_format or row.get("task_format") or None
+        if task_format is not None and task_format not in DATASET_FORMATS and task_format not in FORMATS:
+            raise TaskFormatError(f"unknown task format {task_format!r}; known: "
+                                  f"{', '.join([*DATASET_FORMATS, *FORMATS])}")
+        compare = parse_compare(row.get("compare"))
         banned = _str_list(row, "banned_patterns", required=False)
-        common: dict[str, Any] = {"banned_patterns": banned}
-        if row.get("test_list") is not None:
+        dataset_format = task_format if task_format in DATASET_FORMATS else None
+        if task_format is None:
+            dataset_format = detect_format(row)
+        if dataset_format is not None:
+            return cls._from_dataset_row(row, dataset_format, compare, banned)
+        prefix = code_prefix(row)
+        common: dict[str, Any] = {"banned_patterns": banned, "compare": compare}
+        own = task_format or _own_format(row)
+        if own == "mbpp":
             fmt = "mbpp"
             imports = "\n".join(_str_list(row, "test_imports", required=False))
             setup = imports + "\n" + _str_field(row, "test_setup_code", required=False)
             tests = tuple(t for t in _str_list(row, "test_list") if _has_test(t))
             fields = dict(prompt=prefix, tests=tests, setup=setup, prelude=_imports_of(setup),
                           entry_points=_called_names(tests, setup), **common)
-        elif row.get("inputs") is not None or row.get("outputs") is not None:
+        elif own == "stdio":
             fmt = "stdio"
             inputs, outputs = _str_list(row, "inputs"), _str_list(row, "outputs")
             if len(inputs) != len(outputs):
                 raise TaskFormatError(f"task has {len(inputs)} inputs but {len(outputs)} outputs")
-            fields = dict(tests=inputs, outputs=outputs, **common)
-        elif row.get("func_name") is not None or row.get("reference") is not None:
+            fields = dict(tests=inputs, outputs=outputs, default_compare=DEFAULT_JUDGES["stdio"],
+                          time_limit_s=limit_seconds(row.get("time_limit")),
+                          memory_limit_bytes=limit_bytes(row.get("memory_limit")), **common)
+        elif own == "call":
             fmt = "call"
             func_name = _identifier(row, "func_name")
             fields = dict(
@@ -610,7 +640,7 @@ class Task:
                 entry_points=(func_name,),
                 **common,
             )
-        elif row.get("entry_point") is not None or row.get("test") is not None:
+        elif own == "humaneval":
             fmt = "humaneval"
             entry = _identifier(row, "entry_point")
             test = _str_field(row, "test")
@@ -619,11 +649,14 @@ class Task:
                           setup=f"{_test_module(test)}\ncandidate = {entry}\n",
                           prelude=_imports_of(test), entry_points=(entry,), **common)
         else:
-            keys = ", ".join(sorted(map(str, row)))
+            keys = ", ".join(sorted(map(str, row))) or "none"
             raise TaskFormatError(
-                f"cannot tell the task format from the fields [{keys}]: expected HumanEval (prompt, entry_point, "
-                "test), MBPP (test_list), call-based (prompt, func_name, tests, reference) or stdin/stdout "
-                "(inputs, outputs)"
+                f"cannot tell the task format from the fields [{keys}]. Known formats: HumanEval (entry_point, "
+                "test), MBPP (test_list), call-based (func_name, tests, reference), stdin/stdout (inputs, outputs), "
+                "APPS/TACO (input_output), code_contests (public_tests, private_tests, generated_tests), "
+                "LiveCodeBench (public_test_cases, private_test_cases), KodCode (test: a pytest file), "
+                "PrimeIntellect (verification_info), DeepCoder (tests), rStar-Coder (question_id, inputs, outputs), "
+                "open-r1 codeforces (official_tests); name one with task_format="
             )
         if not fields["tests"]:
             raise TaskFormatError(f"{fmt} task has no tests (constant asserts such as 'assert True' do not count)")
@@ -641,6 +674,36 @@ class Task:
                     "'starter_code' (load_tasks(..., chat=True) does).", task_id,
                 )
         return cls(task_id=str(task_id), format=fmt, **fields)
+
+    @classmethod
+    def _from_dataset_row(cls, row: Mapping[str, Any], dataset_format: str, compare: dict[str, Any] | None,
+                          banned: tuple[str, ...]) -> Task:
+        spec = read_row(row, dataset_format)
+        kind = spec["kind"]
+        common: dict[str, Any] = dict(
+            dataset=dataset_format, banned_patterns=banned, compare=compare, header=spec.get("header", ""),
+            default_compare=spec.get("default_compare"), time_limit_s=spec.get("time_limit_s"),
+            memory_limit_bytes=spec.get("memory_limit_bytes"), files=bool(spec.get("files")),
+        )
+        if kind == "pytest":
+            test = spec["test"]
+            tests = _pytest_functions(test)
+            if not tests:
+                raise TaskFormatError("the pytest file defines no test function (def test_...)")
+            fields = dict(tests=tests, setup=test, entry_points=_solution_imports(test), **common)
+        elif kind == "function":
+            fields = dict(func_name=spec["func_name"], tests=spec["inputs"], outputs=spec["outputs"],
+                          rule=spec["rule"], entry_points=(spec["func_name"], "Solution"), **common)
+        else:
+            fields = dict(tests=spec["inputs"], outputs=spec["outputs"], **common)
+        if not fields["tests"]:
+            raise TaskFormatError(f"{dataset_format} task has no tests")
+        task_id = spec.get("task_id")
+        if task_id is None:
+            digest = hashlib.sha1(json.dumps([dataset_format, fields["tests"], fields.get("outputs")],
+                                             default=str).encode()).hexdigest()
+            task_id = f"{dataset_format}-{digest[:12]}"
+        return cls(task_id=str(task_id), format=kind, **fields)
 
     # -- programs ------------------------------------------------------------------------------------------------
 
@@ -664,7 +727,22 @@ class Task:
             return self.prompt + "\n" + code if self.prompt else code
         if self.format == "mbpp" and self.prompt:
             return self.prompt + "\n" + code
+        if self.header:
+            return self.header + "\n" + code
         return code
+
+    def test_timeout_s(self, default_s: float, factor: float = 1.0) -> float:
+        """Seconds each test of this task gets: the row's time limit times ``factor`` (``sandbox_time_limit_factor``:
+        a Python solution is slower than the C++ a contest's limits were set for), at most ``default_s``
+        (``sandbox_test_timeout``, the configured maximum); ``default_s`` when the row gives no limit."""
+        if self.time_limit_s is None:
+            return default_s
+        return min(default_s, self.time_limit_s * factor)
+
+    def judge_spec(self, default: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The stdout judge of this task: the row's own ``compare``, else ``default`` (``sandbox_compare``), else the
+        judge of the dataset's official harness (see :data:`trl_sandbox.formats.DEFAULT_JUDGES`)."""
+        return self.compare or default or self.default_compare or {"mode": "lines"}
 
     def scored_code(self, code: str) -> str:
         """The part of ``code`` that goes into the program (what banned patterns are checked against)."""
@@ -681,6 +759,7 @@ class Task:
         args: Sequence[str] = (),
         expected: Sequence[Any] = (),
         stop_on_failure: bool = False,
+        compare: dict[str, Any] | None = None,
     ) -> dict:
         """The harness request (JSON-able dict) that runs ``code`` against this task's tests.
 
@@ -691,6 +770,8 @@ class Task:
             args: ``call`` tasks: the argument literals from :meth:`expected_from_reference`.
             expected: ``call`` tasks: the encoded expected outputs from :meth:`expected_from_reference`.
             stop_on_failure: Stop at the first failing test (the ``all_or_nothing`` reward needs no more).
+            compare: The default stdout judge (``sandbox_compare``), used when the row names none (see
+                :meth:`judge_spec`).
         """
         base = {
             "program": self.program(code),
@@ -707,7 +788,14 @@ class Task:
         if self.format == "call":
             return {"mode": "call", "func_name": self.func_name, "tests": list(args), "expected": list(expected),
                     **base}
-        return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs), **base}
+        if self.format == "function":
+            return {"mode": "function", "func_name": self.func_name, "rule": self.rule, "tests": list(self.tests),
+                    "expected": list(self.outputs), **base}
+        if self.format == "pytest":
+            return {"mode": "pytest", "setup": self.setup, "tests": list(self.tests), "module": "solution", **base}
+        return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs),
+                "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
+                "files": self.files, **base}
 
     # -- reference outputs (call tasks) --------------------------------------------------------------------------
 
@@ -776,6 +864,10 @@ class Task:
         done = False
         crashed = None
         for record in records[1:]:
+            if record.get("load") == "unsupported":
+                raise TaskFormatError(f"task {self.task_id}: {record.get('error')}")
+            if "invalid" in record:
+                raise TaskFormatError(f"task {self.task_id}: {record['invalid']}")
             if "load" in record:
                 status = "timeout" if record["load"] == "timeout" else "error"
                 return Verdict(status, 0, total, str(record.get("error"))[:500])
@@ -804,6 +896,50 @@ class Task:
         if not done:
             return Verdict("error", passed, total, f"the program ended the test run early (exit code {exit_code})")
         return Verdict("passed" if passed == total else "failed", passed, total, first_error)
+
+
+def _own_format(row: Mapping[str, Any]) -> str | None:
+    """Which of trl-sandbox's own formats (:data:`FORMATS`) ``row`` is, from its fields, else None."""
+    if row.get("test_list") is not None:
+        return "mbpp"
+    if row.get("inputs") is not None or row.get("outputs") is not None:
+        return "stdio"
+    if row.get("func_name") is not None or row.get("reference") is not None:
+        return "call"
+    if row.get("entry_point") is not None or row.get("test") is not None:
+        return "humaneval"
+    return None
+
+
+def _pytest_functions(source: str) -> tuple[str, ...]:
+    """The test functions of a pytest file, as pytest names them after the file: ``test_x`` at module level and
+    ``TestX::test_y`` in classes (parameter sets of one function count as one test).
+
+    Raises:
+        TaskFormatError: the file does not parse.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise TaskFormatError(f"the pytest file does not parse: {exc}") from None
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            names += [f"{node.name}::{n.name}" for n in node.body
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    return tuple(dict.fromkeys(names))
+
+
+def _solution_imports(source: str) -> tuple[str, ...]:
+    """Names a pytest file imports from ``solution`` (for choosing among a completion's code blocks)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    return tuple(a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "solution"
+                 for a in n.names if a.name != "*")
 
 
 def _has_test(line: str) -> bool:

@@ -270,7 +270,10 @@ class Server:
             os.chdir(self.cfg["runs"])
             self._drop_privileges()
             self.libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+            judge_path = os.environ.get("TRL_SANDBOX_JUDGE_PATH")
             os.environ.clear()
+            if judge_path:  # where the judge imports pytest from (pytest-file tasks)
+                os.environ["TRL_SANDBOX_JUDGE_PATH"] = judge_path
             spawn = _Spawner(judge_end, self.harness)
             self.harness.serve(self.host_judge_fd, spawn)
         except BaseException as exc:  # noqa: BLE001

@@ -31,6 +31,7 @@ import anyio
 from anyio.abc import ByteReceiveStream
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
+from ..lifecycle import process_alive
 from ..tasks import HARNESS_FILES, HARNESS_NAME
 from . import _landlock, _seccomp
 from .base import Backend, ExecResult, Sandbox
@@ -82,6 +83,58 @@ _HOST_GRACE_S = 2.0
 # Seconds a fork server may take to start (import and prepare) and to stop.
 _SERVER_START_S = 60.0
 _SERVER_STOP_S = 5.0
+
+
+#: Environment variable naming the judge's copy of pytest (see :func:`_copy_judge_packages`).
+JUDGE_PATH_ENV = "TRL_SANDBOX_JUDGE_PATH"
+#: The distributions pytest runs with (pure Python): the judge imports them to run KodCode's test files.
+_JUDGE_DISTRIBUTIONS = ("pytest", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup", "tomli")
+
+
+def _copy_judge_packages(root_dir: Path) -> Path | None:
+    """Copy this interpreter's pytest (and the distributions it imports) into a directory of ``root_dir`` that
+    sandboxes may read, for the judge to import (pytest-file tasks): the sandbox's interpreter may not see this one's
+    site-packages (another interpreter, or a home directory the sandbox user cannot enter). Only the judge adds it to
+    its path; the program never does. Returns None when pytest is not installed here."""
+    from importlib import metadata
+
+    sources: dict[str, Path] = {}
+    for name in _JUDGE_DISTRIBUTIONS:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        for file in dist.files or ():
+            top = file.parts[0]
+            if top.endswith((".dist-info", ".egg-info")) or top in ("..", "__pycache__", "bin"):
+                continue
+            if len(file.parts) == 1 and not top.endswith(".py"):
+                continue
+            sources.setdefault(top, Path(dist.locate_file(top)))
+    for stale in root_dir.glob("judge-lib-*"):  # copies of processes that were killed before closing
+        pid = stale.name.split("-")[2]
+        if pid.isdigit() and not process_alive(int(pid)):
+            _rmtree(stale)
+    if "pytest" not in sources:
+        return None
+    target = root_dir / f"judge-lib-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        target.mkdir(mode=0o755)
+        for top, source in sources.items():
+            if source.is_dir():
+                shutil.copytree(source, target / top, ignore=shutil.ignore_patterns("__pycache__"))
+            elif source.is_file():
+                shutil.copy2(source, target / top)
+        # The file the judge points pytest at (its test module is made in memory: see _harness._pytest_in_child).
+        (target / "test_solution.py").write_text("# trl-sandbox: the judge's pytest runs the task's tests from memory\n")
+        for path in [target, *target.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    except OSError as exc:
+        logger.warning("trl-sandbox local backend: cannot copy pytest for the judge (%s): pytest-file tasks will need "
+                       "pytest in the sandbox's Python", exc)
+        _rmtree(target)
+        return None
+    return target
 
 
 def _rmtree(path: Path) -> None:
@@ -196,6 +249,7 @@ class LocalBackend(Backend):
         self._use_server = False  # decided at start(): fork_server and namespaces
         self._servers: dict[str, _ForkServer] = {}
         self._harness_ok: set[str] = set()
+        self._judge_lib: Path | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -214,6 +268,7 @@ class LocalBackend(Backend):
         self._landlock_abi = _landlock.abi_version()
         self._seccomp = _seccomp.supported()
         self._cgroups = self._writable_cgroups()
+        self._judge_lib = await anyio.to_thread.run_sync(_copy_judge_packages, self.root_dir)
         candidates = [self.python] if self.python else self._python_candidates()
         self.python = None
         errors: list[str] = []
@@ -229,6 +284,8 @@ class LocalBackend(Backend):
                     errors.append(f"{candidate}: {error}")
                     continue
                 self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p))})
+                if self._judge_lib is not None:
+                    self._landlock_ro.append(str(self._judge_lib))
                 self._require_layers()
                 info, error = await self._probe(probe_sandbox, _PROBE, layers=True)
                 if error:
@@ -362,7 +419,7 @@ class LocalBackend(Backend):
             problems.append(f"the network was reachable ({info['net']})")
         if self._landlock_abi and info["fs"] != "blocked":
             problems.append("host files outside the scratch directory were readable")
-        expected = {*_BASE_ENV, "HOME", "TMPDIR", "PWD", "LC_CTYPE", "TRL_SANDBOX_DENY_PROCESSES"}
+        expected = {*self._env(), "HOME", "TMPDIR", "PWD", "LC_CTYPE", "TRL_SANDBOX_DENY_PROCESSES"}
         leaked = sorted(set(info["env"]) - expected)
         if leaked:
             problems.append(f"host environment variables leaked: {leaked}")
@@ -370,11 +427,22 @@ class LocalBackend(Backend):
             raise IsolationUnavailableError("the local backend's isolation probe failed: " + "; ".join(problems))
 
     async def aclose(self) -> None:
-        """Stop the fork servers of sandboxes not deleted (their directories stay, as the contract says)."""
+        """Stop the fork servers of sandboxes not deleted (their directories stay, as the contract says), and remove
+        the judge's package copy."""
         for sandbox_id in list(self._servers):
             server = self._servers.pop(sandbox_id)
             with anyio.CancelScope(shield=True):
                 await server.stop()
+        if self._judge_lib is not None:
+            _rmtree(self._judge_lib)
+            self._judge_lib = None
+
+    def _env(self) -> dict[str, str]:
+        """The fixed environment of every execution (plus HOME/TMPDIR): where the judge finds pytest, if copied."""
+        env = dict(_BASE_ENV)
+        if self._judge_lib is not None:
+            env[JUDGE_PATH_ENV] = str(self._judge_lib)
+        return env
 
     # -- contract --------------------------------------------------------------------------------------------------
 
@@ -421,7 +489,7 @@ class LocalBackend(Backend):
             "gid": self._uid(sandbox) if self._is_root else os.getgid(),
             "root": self._is_root,
             "seccomp": self._seccomp,
-            "env": dict(_BASE_ENV),
+            "env": self._env(),
             "rlimits": rlimits,
         }
         if self._landlock_abi:
@@ -549,7 +617,7 @@ class LocalBackend(Backend):
         cfg = {
             "argv": list(argv),
             "cwd": str(scratch),
-            "env": {**_BASE_ENV, "HOME": str(scratch), "TMPDIR": str(scratch)},
+            "env": {**self._env(), "HOME": str(scratch), "TMPDIR": str(scratch)},
             "timeout_s": timeout_s,
             "rlimits": self._rlimits(timeout_s),
             "uid": uid,

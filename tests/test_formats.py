@@ -1,0 +1,487 @@
+"""The datasets real code-RL runs train on: rows written field for field from each dataset's published schema (the
+hub is not reachable here), scored through the real local backend with correct and incorrect solutions, by each
+dataset's official rules. Also the stdout judges, limits from the task, and malformed rows.
+"""
+
+import base64
+import json
+import pickle
+import zlib
+
+import pytest
+
+from trl_sandbox import CodeReward, SandboxConfig, Scorer, Task, TaskFormatError
+from trl_sandbox._harness import same_output
+from trl_sandbox.formats import detect_format, parse_compare
+
+
+def score(scorer, row, *completions, task_format=None):
+    task = Task.from_row(row, task_format)
+    return scorer.score([task] * len(completions), list(completions))
+
+
+def fence(code):
+    return f"Here is my solution.\n\n```python\n{code}\n```\n"
+
+
+def statuses(results):
+    return [(r.status, r.tests_passed, r.tests_total) for r in results]
+
+
+# -- the judges --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("output", "expected", "judge", "same"), [
+    (" 6\n", "6\n", "tokens", True),
+    (" 6\n", "6\n", "lines", False),  # lines keep leading spaces
+    ("6  \n\n", "6\n", "lines", True),
+    ("1 2\n3\n", "1 2 3", "tokens", True),
+    ("1 2\n3\n", "1 2 3", "decimal", False),  # LiveCodeBench counts lines
+    ("YES\n", "Yes\n", "tokens", False),
+    ("YES\n", "Yes\n", {"mode": "tokens", "ignore_case": True}, True),
+    ("0.3333333333333333\n", "0.333333333\n", "float", True),
+    ("0.3334\n", "0.333333333\n", "float", False),
+    ("0.500000\n", "0.5\n", "float", True),
+    ("0.500000\n", "0.5\n", "decimal", True),
+    ("0.3333333333333333\n", "0.333333333\n", "decimal", False),
+    ("1000000.5\n", "1000000\n", {"mode": "float", "tolerance": 1e-6}, True),  # relative to the expected value
+    ("1000000.5\n", "1000000\n", {"mode": "float", "tolerance": 1e-6, "absolute_only": True}, False),
+    ("100000000000000000001\n", "100000000000000000000\n", "float", False),  # integers compare exactly
+    ("nan\n", "nan\n", "float", True),
+    ("nan\n", "0\n", "float", False),
+    ("a b\n", "a b", "exact", False),
+    ("a b\r\n", "a b\n", "exact", True),
+])
+def test_judges(output, expected, judge, same):
+    assert same_output(output, expected, parse_compare(judge)) is same
+
+
+def test_compare_specs_are_checked():
+    assert parse_compare('{"mode": "float", "tolerance": 0.001}') == {"mode": "float", "tolerance": 0.001}
+    for bad, reason in [("fuzzy", "unknown judge"), ({"mode": "float", "tolerance": -1}, "tolerance"),
+                        ({"checker": "x", "language": "cpp"}, "Python checkers only"), ("{nope", "not valid JSON")]:
+        with pytest.raises(TaskFormatError, match=reason):
+            parse_compare(bad)
+    with pytest.raises(Exception, match="sandbox_compare"):
+        SandboxConfig(sandbox_compare="fuzzy")
+
+
+# -- APPS and TACO -----------------------------------------------------------------------------------------------
+
+APPS_STDIN = {
+    "problem_id": 4000,
+    "question": "Given two integers a and b, print a + b.",
+    "solutions": json.dumps(["a, b = map(int, input().split())\nprint(a + b)\n"]),
+    "input_output": json.dumps({"inputs": ["1 2\n", "10 -3\n", "5 5\n"], "outputs": ["3\n", "7\n", "10\n"]}),
+    "difficulty": "introductory",
+    "url": "https://codeforces.com/problemset/problem/0/A",
+    "starter_code": "",
+}
+APPS_CALL = {
+    "problem_id": 2500,
+    "question": "Return the number of sheep present (True values) in the array.",
+    "solutions": json.dumps(["def count_sheeps(arr):\n    return arr.count(True)"]),
+    "input_output": json.dumps({"fn_name": "count_sheeps",
+                                "inputs": [[[True, False, True]], [[False]], [[]]],
+                                "outputs": [[2], [0], [0]]}),
+    "difficulty": "introductory",
+    "url": "https://www.codewars.com/kata/54edbc7200b811e956000556",
+    "starter_code": "def count_sheeps(arr):\n\t",
+}
+
+
+def test_apps_rows(scorer):
+    assert detect_format(APPS_STDIN) == "apps" and Task.from_row(APPS_STDIN).task_id == "4000"
+    right = fence("a, b = map(int, input().split())\nprint(a + b)")
+    spaced = fence("a, b = map(int, input().split())\nprint(' ', a + b, ' ')")  # ' 3 ' for 3: APPS strips
+    wrong = fence("a, b = map(int, input().split())\nprint(a - b)")
+    assert statuses(score(scorer, APPS_STDIN, right, spaced, wrong)) == [
+        ("passed", 3, 3), ("passed", 3, 3), ("failed", 0, 3)]
+    task = Task.from_row(APPS_CALL)
+    assert task.format == "function" and task.entry_points[0] == "count_sheeps"
+    results = score(scorer, APPS_CALL,
+                    fence("def count_sheeps(arr):\n    return arr.count(True)"),  # 2 matches [2] (the APPS rule)
+                    fence("def count_sheeps(arr):\n    return [arr.count(True)]"),
+                    fence("def count_sheeps(arr):\n    return 1"))
+    assert statuses(results) == [("passed", 3, 3), ("passed", 3, 3), ("failed", 0, 3)]
+
+
+def test_apps_call_results_as_apps_compares_them(scorer):
+    row = {"problem_id": 7, "starter_code": "",
+           "input_output": json.dumps({"fn_name": "pair", "inputs": [[1], [2]], "outputs": [[[1, 2]], [[2, 3]]]})}
+    results = score(scorer, row,
+                    "def pair(n):\n    return (n, n + 1)",  # a tuple is a list
+                    "def pair(n):\n    return {n: n + 1}")
+    assert statuses(results) == [("passed", 2, 2), ("failed", 0, 2)]
+    pairs = {"problem_id": 8, "input_output": json.dumps(
+        {"fn_name": "pairs", "inputs": [[1]], "outputs": [[[[1, 2], [2, 3]]]]})}
+    results = score(scorer, pairs, "def pairs(n):\n    return [(n, n + 1), (n + 1, n + 2)]")  # list of tuples
+    assert statuses(results) == [("passed", 1, 1)]
+
+
+def test_apps_prelude_and_class_solution(scorer):
+    row = {"problem_id": 9, "starter_code": "class Solution:\n    def most(self, xs: List[int]) -> int:\n",
+           "input_output": json.dumps({"fn_name": "most", "inputs": [[[1, 1, 2]], [[3]]], "outputs": [1, 3]})}
+    code = ("class Solution:\n    def most(self, xs: List[int]) -> int:\n"
+            "        return Counter(xs).most_common(1)[0][0]")  # List and Counter come from APPS's prelude
+    assert statuses(score(scorer, row, fence(code))) == [("passed", 2, 2)]
+
+
+def test_taco_limits_are_read():
+    row = {**APPS_STDIN, "time_limit": "2 seconds", "memory_limit": "256 megabytes", "source": "codeforces"}
+    task = Task.from_row(row, "taco")
+    assert task.time_limit_s == 2.0 and task.memory_limit_bytes == 256 << 20 and task.dataset == "taco"
+    assert task.test_timeout_s(5.0, 3.0) == 5.0 and task.test_timeout_s(10.0, 3.0) == 6.0
+
+
+# -- code_contests ------------------------------------------------------------------------------------------------
+
+CODE_CONTESTS = {
+    "name": "1_A. Theatre Square",
+    "description": "Print YES if n is even, else NO.",
+    "public_tests": {"input": ["4\n"], "output": ["YES\n"]},
+    "private_tests": {"input": ["7\n"], "output": ["NO\n"]},
+    "generated_tests": {"input": ["100\n", "1\n"], "output": ["YES\n", "NO\n"]},
+    "source": 2,
+    "difficulty": 7,
+    "solutions": {"language": [3], "solution": ["n=int(input())\nprint('YES' if n%2==0 else 'NO')"]},
+    "incorrect_solutions": {"language": [], "solution": []},
+    "cf_contest_id": 1,
+    "cf_index": "A",
+    "cf_points": 0.0,
+    "cf_rating": 1000,
+    "cf_tags": ["math"],
+    "is_description_translated": False,
+    "untranslated_description": "",
+    "time_limit": {"seconds": 1, "nanos": 0},
+    "memory_limit_bytes": 256000000,
+    "input_file": "",
+    "output_file": "",
+}
+
+
+def test_code_contests_rows(scorer):
+    task = Task.from_row(CODE_CONTESTS)
+    assert (task.task_id, len(task.tests), task.time_limit_s, task.memory_limit_bytes) == (
+        "1_A. Theatre Square", 4, 1.0, 256000000)
+    right = "n=int(input())\nprint('YES' if n%2==0 else 'NO')"
+    any_case = "n=int(input())\nprint('Yes' if n%2==0 else 'no')"  # code_contests lowercases both sides
+    wrong = "n=int(input())\nprint('YES')"
+    assert statuses(score(scorer, CODE_CONTESTS, right, any_case, wrong)) == [
+        ("passed", 4, 4), ("passed", 4, 4), ("failed", 2, 4)]
+
+
+def test_time_limits_come_from_the_row(sandbox_root):
+    row = {**CODE_CONTESTS, "time_limit": {"seconds": 0, "nanos": 300_000_000}}
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_time_limit_factor=1.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    slow = "import time\nn=int(input())\ntime.sleep(1.0)\nprint('YES' if n%2==0 else 'NO')"
+    fast = "n=int(input())\nprint('YES' if n%2==0 else 'NO')"
+    with Scorer.from_config(config) as s:
+        results = s.score([Task.from_row(row)] * 3, [slow, fast, slow.replace("1.0", "0.01")])
+        # without a limit in the row, the configured 5 s apply
+        unlimited = s.score([Task.from_row({**row, "time_limit": None})], [slow])
+    assert [r.status for r in results] == ["timeout", "passed", "passed"]
+    assert unlimited[0].status == "passed"
+
+
+def test_memory_limits_come_from_the_row(scorer):
+    row = {**CODE_CONTESTS, "memory_limit_bytes": 64 << 20}
+    hog = "n=int(input())\nblock = bytearray(200 << 20)\nprint('YES' if n%2==0 else 'NO')"
+    fine = "n=int(input())\nblock = bytearray(8 << 20)\nprint('YES' if n%2==0 else 'NO')"
+    results = score(scorer, row, hog, fine)
+    assert results[0].status == "failed" and "memory limit exceeded" in results[0].error
+    assert results[1].status == "passed"
+
+
+# -- LiveCodeBench ------------------------------------------------------------------------------------------------
+
+
+def lcb_compress(tests):
+    """LiveCodeBench's published form of private tests: base64(zlib(pickle(JSON text)))."""
+    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode()
+
+
+LCB_STDIN = {
+    "question_title": "Sum of Digits",
+    "question_content": "Given N, print the sum of its digits, then print it divided by 3.",
+    "platform": "atcoder",
+    "question_id": "abc999_a",
+    "contest_id": "abc999",
+    "contest_date": "2024-08-03T00:00:00",
+    "starter_code": "",
+    "difficulty": "easy",
+    "public_test_cases": json.dumps([{"input": "123\n", "output": "6\n2.0\n", "testtype": "stdin"}]),
+    "private_test_cases": lcb_compress([{"input": "10\n", "output": "1\n0.333333333\n", "testtype": "stdin"},
+                                        {"input": "999\n", "output": "27\n9.0\n", "testtype": "stdin"}]),
+    "metadata": "{}",
+}
+LCB_FUNCTIONAL = {
+    "question_title": "find-maximum-number-of-string-pairs",
+    "question_content": "Return the maximum number of pairs that can be formed from the array words.",
+    "platform": "leetcode",
+    "question_id": "2847",
+    "contest_id": "biweekly-contest-107",
+    "contest_date": "2023-06-24T00:00:00",
+    "starter_code": "class Solution:\n    def maximumNumberOfStringPairs(self, words: List[str]) -> int:\n        ",
+    "difficulty": "easy",
+    "public_test_cases": json.dumps([
+        {"input": "[\"cd\", \"ac\", \"dc\", \"ca\", \"zz\"]", "output": "2", "testtype": "functional"},
+        {"input": "[\"ab\", \"ba\", \"cc\"]", "output": "1", "testtype": "functional"}]),
+    "private_test_cases": lcb_compress([{"input": "[\"aa\", \"ab\"]", "output": "0", "testtype": "functional"}]),
+    "metadata": json.dumps({"func_name": "maximumNumberOfStringPairs"}),
+}
+
+
+def test_livecodebench_rows(scorer):
+    task = Task.from_row(LCB_STDIN)
+    assert (task.task_id, len(task.tests)) == ("abc999_a", 3)
+    right = ("def main():\n    n = input().strip()\n    s = sum(map(int, n))\n    print(s)\n    print(s / 3)\n\n"
+             "if __name__ == '__main__':\n    main()")  # 0.3333333333333333 for 0.333333333: LCB's Decimal rule
+    exact = "n = input().strip()\nprint(sum(map(int, n)))\nprint(round(sum(map(int, n)) / 3, 9))"
+    wrong = "n = input().strip()\nprint(sum(map(int, n)))"
+    results = score(scorer, LCB_STDIN, fence(right), fence(exact), fence(wrong))
+    assert statuses(results) == [("failed", 2, 3), ("passed", 3, 3), ("failed", 0, 3)]
+    method = ("class Solution:\n    def maximumNumberOfStringPairs(self, words: List[str]) -> int:\n"
+              "        seen, pairs = set(), 0\n        for w in words:\n            if w[::-1] in seen:\n"
+              "                pairs += 1\n            seen.add(w)\n        return pairs")
+    results = score(scorer, LCB_FUNCTIONAL, fence(method), fence(method.replace("return pairs", "return 1")))
+    assert statuses(results) == [("passed", 3, 3), ("failed", 1, 3)]
+
+
+def test_compressed_tests_never_run_a_pickle():
+    class Boom:
+        def __reduce__(self):
+            return (print, ("this must never print",))
+
+    row = {**LCB_STDIN, "private_test_cases": base64.b64encode(zlib.compress(pickle.dumps(Boom()))).decode()}
+    with pytest.raises(TaskFormatError, match="refusing to load builtins.print"):
+        Task.from_row(row)
+
+
+# -- KodCode: pytest in the judge ---------------------------------------------------------------------------------
+
+KODCODE = {
+    "version": "v1.0",
+    "question_id": "Leetcode_3_I",
+    "question": "Return the indices of the two numbers that add up to target.",
+    "solution": "def two_sum(nums, target):\n    seen = {}\n    for i, x in enumerate(nums):\n"
+                "        if target - x in seen:\n            return [seen[target - x], i]\n        seen[x] = i\n"
+                "    raise ValueError('no pair')",
+    "test": "from solution import two_sum\nimport pytest\n\ndef test_basic():\n    assert two_sum([2, 7, 11, 15], 9) == [0, 1]\n\n"
+            "@pytest.mark.parametrize('nums,target,want', [([3, 2, 4], 6, [1, 2]), ([3, 3], 6, [0, 1])])\n"
+            "def test_params(nums, target, want):\n    assert two_sum(nums, target) == want\n\n"
+            "def test_none():\n    with pytest.raises(ValueError):\n        two_sum([1, 2], 7)\n\n"
+            "class TestMore:\n    def test_negative(self):\n        assert two_sum([-1, -2, -3], -5) == [1, 2]\n",
+    "test_info": [{"function_name": "two_sum", "parameter_list": "(nums, target)"}],
+    "gpt_pass_sequence": [1, 2, 3],
+    "gpt_pass_trial_num": 3,
+    "gpt_difficulty": "easy",
+    "gpt_pass_percentage": 1.0,
+    "trials": {},
+    "chosen_trial": "trial_gpt4o_0",
+    "metadata": {},
+    "benchmark_similarity": 0.5,
+    "benchmark_instruction": "",
+    "benchmark_task_id": "",
+    "filter_reason": "",
+}
+
+
+def test_kodcode_rows(scorer):
+    task = Task.from_row(KODCODE)
+    assert task.format == "pytest" and task.tests == ("test_basic", "test_params", "test_none",
+                                                       "TestMore::test_negative")
+    no_raise = KODCODE["solution"].replace("raise ValueError('no pair')", "return None")
+    first_only = KODCODE["solution"].replace("return [seen[target - x], i]", "return [0, 1]")
+    forged = "import os\ndef two_sum(nums, target):\n    os._exit(0)"
+    results = score(scorer, KODCODE, fence(KODCODE["solution"]), fence(no_raise), fence(first_only), fence(forged))
+    assert statuses(results[:3]) == [("passed", 4, 4), ("failed", 3, 4), ("failed", 2, 4)]
+    assert results[3].status == "error" and results[3].tests_passed == 0  # os._exit(0) is no pass
+
+
+def test_kodcode_skips_do_not_pass(scorer):
+    skipping = "import pytest\ndef two_sum(nums, target):\n    pytest.skip('no')"
+    results = score(scorer, KODCODE, fence(skipping))
+    assert results[0].tests_passed == 0 and results[0].status in ("failed", "error")
+
+
+def test_kodcode_scratch_conftest_is_never_loaded(scorer):
+    # The program writes a conftest.py and a pytest.ini into the scratch directory (the judge's working directory):
+    # neither may load, or the program would run code in the judge.
+    sneaky = ("import os\nopen('conftest.py', 'w').write('import os\\nos._exit(0)\\n')\n"
+              "open('pytest.ini', 'w').write('[pytest]\\naddopts = -p no:python\\n')\n" + KODCODE["solution"])
+    assert statuses(score(scorer, KODCODE, fence(sneaky))) == [("passed", 4, 4)]
+
+
+# -- PrimeIntellect, DeepCoder, rStar-Coder ------------------------------------------------------------------------
+
+PRIME = {
+    "source": "codeforces",
+    "task_type": "verifiable_code",
+    "in_source_id": "1_A",
+    "prompt": "Solve the following coding problem using the programming language python: print n*(n+1)/2",
+    "gold_standard_solution": "```python\nn=int(input())\nprint(n*(n+1)//2)\n```",
+    "verification_info": json.dumps({"language": "python", "test_cases": [
+        {"type": "stdin_stdout", "input": "3\n", "output": "6\n"},
+        {"type": "stdin_stdout", "input": "10\n", "output": "55\n"}]}),
+    "metadata": json.dumps({"difficulty": 1}),
+    "problem_id": "vfc_1",
+}
+
+
+def test_primeintellect_rows(scorer):
+    assert Task.from_row(PRIME).task_id == "vfc_1"
+    results = score(scorer, PRIME, PRIME["gold_standard_solution"], fence("n=int(input())\nprint(n*n)"))
+    assert statuses(results) == [("passed", 2, 2), ("failed", 0, 2)]
+    calls = {**PRIME, "verification_info": json.dumps({"language": "python", "test_cases": [
+        {"type": "function_call", "fn_name": "add", "input": [1, 2], "output": [3]},
+        {"type": "function_call", "fn_name": "add", "input": [5, 5], "output": [10]}]})}
+    results = score(scorer, calls, fence("def add(a, b):\n    return a + b"), fence("def add(a, b):\n    return a"))
+    assert statuses(results) == [("passed", 2, 2), ("failed", 0, 2)]
+    cpp = {**PRIME, "verification_info": json.dumps({"language": "cpp", "test_cases": []})}
+    with pytest.raises(TaskFormatError, match="cpp tasks are not supported"):
+        Task.from_row(cpp)
+
+
+def test_deepcoder_and_rstar_rows(scorer):
+    lcb_subset = {"problem": "print n squared", "solutions": [], "tests": json.dumps([
+        {"input": "3\n", "output": "9\n", "testtype": "stdin", "metadata": {}}])}
+    taco_subset = {"problem": "add", "solutions": [], "tests": json.dumps(
+        {"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]})}
+    assert detect_format(lcb_subset) == "deepcoder" and Task.from_row(taco_subset).format == "function"
+    assert statuses(score(scorer, lcb_subset, "print(int(input())**2)", "print(3)")) == [
+        ("passed", 1, 1), ("failed", 0, 1)]
+    assert statuses(score(scorer, taco_subset, "def add(a, b):\n    return a + b")) == [("passed", 1, 1)]
+    rstar = {"question_id": "rstar_17", "question": "print the input reversed",
+             "inputs": json.dumps(["abc\n", "xy\n"]), "outputs": json.dumps(["cba\n", "yx\n"])}
+    assert detect_format(rstar) == "rstar" and Task.from_row(rstar).task_id == "rstar_17"
+    assert statuses(score(scorer, rstar, "print(input()[::-1])", "print(input())")) == [
+        ("passed", 2, 2), ("failed", 0, 2)]
+
+
+# -- open-r1 codeforces and checkers -------------------------------------------------------------------------------
+
+CHECKER = """import sys
+def main():
+    inp, correct, out = (open(p).read().split() for p in sys.argv[1:4])
+    n = int(inp[0])
+    try:
+        a, b = map(int, out)
+    except ValueError:
+        print(0)
+        return
+    print(1 if a + b == n and a > 0 and b > 0 else 0)
+main()
+"""
+CODEFORCES = {
+    "id": "4/A",
+    "aliases": None,
+    "contest_id": "4",
+    "contest_name": "Codeforces Beta Round 4",
+    "contest_type": "CF",
+    "contest_start": 1268395200,
+    "contest_start_year": 2010,
+    "index": "A",
+    "time_limit": 1.0,
+    "memory_limit": 64.0,
+    "title": "Split",
+    "description": "Print any two positive integers a, b with a + b = n.",
+    "input_format": "One integer n (2 <= n <= 100).",
+    "output_format": "Two integers.",
+    "interaction_format": None,
+    "note": None,
+    "examples": [{"input": "5\n", "output": "1 4\n"}],
+    "editorial": None,
+    "rating": 800,
+    "tags": ["math"],
+    "testset_size": 2,
+    "official_tests": [{"input": "5\n", "output": "1 4\n"}, {"input": "2\n", "output": "1 1\n"}],
+    "official_tests_complete": True,
+    "input_mode": "stdio",
+    "generated_checker": CHECKER,
+    "executable": True,
+    "generated_tests": 0,
+}
+
+
+def test_codeforces_rows_with_their_checker(scorer):
+    task = Task.from_row(CODEFORCES)
+    assert task.task_id == "4/A" and task.time_limit_s == 1.0 and task.memory_limit_bytes == 64 << 20
+    other_answer = "n=int(input())\nprint(n-1, 1)"  # not the answer file's, accepted by the checker
+    wrong = "n=int(input())\nprint(n, 0)"
+    garbage = "print('hello')"
+    results = score(scorer, CODEFORCES, fence(other_answer), fence(wrong), fence(garbage))
+    assert statuses(results) == [("passed", 2, 2), ("failed", 0, 2), ("failed", 0, 2)]
+    assert "rejected by the checker" in results[1].error
+
+
+def test_testlib_checker_in_a_row(scorer):
+    testlib = CHECKER.replace("print(0)\n        return", "sys.exit(1)").replace(
+        "print(1 if a + b == n and a > 0 and b > 0 else 0)", "sys.exit(0 if a + b == n and a > 0 and b > 0 else 2)")
+    testlib = testlib.replace("inp, correct, out", "inp, out, correct")
+    row = {"task_id": "split", "inputs": ["5\n", "9\n"], "outputs": ["1 4\n", "1 8\n"],
+           "compare": {"checker": testlib, "language": "python"}}
+    results = score(scorer, row, "n=int(input())\nprint(2, n-2)", "print(1, 1)")
+    assert statuses(results) == [("passed", 2, 2), ("failed", 0, 2)]
+    broken = {**row, "compare": {"checker": "import sys\nsys.exit(3)"}}
+    assert score(scorer, broken, "print(1)")[0].status == "invalid_task"  # testlib's _fail: the task's fault
+
+
+def test_checker_files_cannot_be_forged(scorer):
+    # The program writes the files a checker reads (answer.txt, output.txt...) into the scratch directory: the
+    # checker never reads them; its files exist only in its memory.
+    row = {"task_id": "forge", "inputs": ["5\n"], "outputs": ["1 4\n"],
+           "compare": {"checker": CHECKER, "convention": "open-r1"}}
+    forged = ("for name in ('input.txt', 'correct_output.txt', 'solution_output.txt', 'answer.txt', 'output.txt'):\n"
+              "    open(name, 'w').write('2 2 3')\nprint('nope')")
+    assert statuses(score(scorer, row, forged)) == [("failed", 0, 1)]
+
+
+def test_interactive_and_file_mode(scorer):
+    interactive = {**CODEFORCES, "interaction_format": "Interact with the jury's program through stdin/stdout."}
+    with pytest.raises(TaskFormatError, match="interactive problems are not supported"):
+        Task.from_row(interactive)
+    file_mode = {**CODEFORCES, "input_mode": "file", "generated_checker": None}
+    writes_file = "n = int(open('input.txt').read())\nopen('output.txt', 'w').write(f'1 {n-1}\\n')"
+    assert statuses(score(scorer, file_mode, writes_file)) == [("passed", 2, 2)]
+
+
+# -- bad rows never crash a batch ------------------------------------------------------------------------------------
+
+
+def test_unknown_rows_name_their_fields_and_the_formats():
+    with pytest.raises(TaskFormatError, match=r"fields \[difficulty, question\].*APPS/TACO.*task_format="):
+        Task.from_row({"question": "?", "difficulty": "easy"})
+    with pytest.raises(TaskFormatError, match="unknown task format 'nope'"):
+        Task.from_row(APPS_STDIN, "nope")
+
+
+def test_malformed_rows_are_invalid_and_the_batch_is_scored(scorer):
+    bad_json = {**APPS_STDIN, "input_output": "{not json"}
+    uneven = {**CODE_CONTESTS, "private_tests": {"input": ["1\n", "2\n"], "output": ["NO\n"]}}
+    reward = CodeReward(scorer)
+    rows = [bad_json, APPS_STDIN, uneven, CODE_CONTESTS]
+    completions = ["print(1)", fence("a, b = map(int, input().split())\nprint(a + b)"), "print(1)",
+                   "n=int(input())\nprint('YES' if n%2==0 else 'NO')"]
+    columns = {k: [r.get(k) for r in rows] for k in {k for r in rows for k in r}}
+    metrics = {}
+    rewards = reward(completions=completions, prompts=["p"] * 4, log_metric=metrics.__setitem__, **columns)
+    assert rewards == [None, 1.0, None, 1.0]
+    assert metrics["sandbox/invalid_tasks"] == 2.0
+
+
+def test_dataset_rows_the_way_trl_passes_them(scorer):
+    """TRL passes every column as a keyword list; rows of several formats in one batch, conversational prompts."""
+    rows = [LCB_FUNCTIONAL, PRIME, KODCODE]
+    completions = [
+        [{"role": "assistant", "content": fence(
+            "class Solution:\n    def maximumNumberOfStringPairs(self, words):\n"
+            "        return sum(1 for i, a in enumerate(words) for b in words[i + 1:] if a == b[::-1])")}],
+        [{"role": "assistant", "content": PRIME["gold_standard_solution"]}],
+        [{"role": "assistant", "content": fence(KODCODE["solution"])}],
+    ]
+    columns = {k: [r.get(k) for r in rows] for k in {k for r in rows for k in r} if k != "prompt"}
+    prompts = [[{"role": "user", "content": "Solve it."}]] * 3
+    rewards = CodeReward(scorer)(completions=completions, prompts=prompts, **columns)
+    assert rewards == [1.0, 1.0, 1.0]
