@@ -485,3 +485,68 @@ def test_dataset_rows_the_way_trl_passes_them(scorer):
     prompts = [[{"role": "user", "content": "Solve it."}]] * 3
     rewards = CodeReward(scorer)(completions=completions, prompts=prompts, **columns)
     assert rewards == [1.0, 1.0, 1.0]
+
+
+# -- files and datasets, as users load them ------------------------------------------------------------------------
+
+
+def test_score_command_reads_published_files(tmp_path, sandbox_root):
+    """``trl-sandbox score`` on a JSONL of APPS rows (no ``task_id``: ``problem_id`` is the id; one row malformed)
+    and on a Parquet file of code_contests rows, with ``--compare`` setting the default judge."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bad = {**APPS_STDIN, "problem_id": 4001, "input_output": "{oops"}
+    (tmp_path / "apps.jsonl").write_text(json.dumps(APPS_STDIN) + "\n" + json.dumps(bad) + "\n")
+    pq.write_table(pa.Table.from_pylist([CODE_CONTESTS]), tmp_path / "cc.parquet")
+    samples = [{"task_id": 4000, "completion": fence("a, b = map(int, input().split())\nprint(a + b)")},
+               {"task_id": "4001", "completion": "print(1)"},
+               {"task_id": "4000", "completion": "print(0)"}]
+    (tmp_path / "apps-samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+    (tmp_path / "cc-samples.jsonl").write_text(json.dumps(
+        {"task_id": "1_A. Theatre Square", "completion": "n=int(input())\nprint('yes' if n%2==0 else 'no')"}) + "\n")
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+
+    def run(tasks, completions, *extra):
+        out = tmp_path / "out.jsonl"
+        result = subprocess.run(
+            [sys.executable, "-m", "trl_sandbox.cli", "score", "--tasks", str(tmp_path / tasks), "--completions",
+             str(tmp_path / completions), "--out", str(out), "--pool-size", "1", "--backend-options", opts, *extra],
+            capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line) for line in out.read_text().splitlines()]
+
+    results = run("apps.jsonl", "apps-samples.jsonl")
+    assert [(r["task_id"], r["status"]) for r in results] == [
+        ("4000", "passed"), ("4001", "invalid_task"), ("4000", "failed")]
+    assert "not valid JSON" in results[1]["error"]
+    assert run("cc.parquet", "cc-samples.jsonl")[0]["status"] == "passed"  # code_contests ignores case
+    assert run("cc.parquet", "cc-samples.jsonl", "--compare", "tokens")[0]["status"] == "failed"
+
+
+def test_load_tasks_from_a_dataset_with_a_named_format():
+    from datasets import Dataset
+
+    from trl_sandbox import load_tasks
+
+    rows = load_tasks(Dataset.from_list([APPS_STDIN]), task_format="taco")
+    assert rows[0]["task_format"] == "taco" and Task.from_row(rows[0]).dataset == "taco"
+    with pytest.raises(TaskFormatError, match="unknown task format"):
+        load_tasks([APPS_STDIN], task_format="appz")
+
+
+def test_chat_prompts_for_published_rows():
+    from trl_sandbox.tasks import chat_rows, problem_prompt
+
+    stdio, functional, kodcode = chat_rows([CODEFORCES, LCB_FUNCTIONAL, KODCODE], system_prompt="Be brief.")
+    text = stdio["prompt"][1]["content"]
+    assert stdio["prompt"][0] == {"role": "system", "content": "Be brief."}
+    assert text.startswith(CODEFORCES["description"]) and "Input\nOne integer n" in text
+    assert "standard input" in text and "starter code" not in text
+    text = functional["prompt"][1]["content"]
+    assert LCB_FUNCTIONAL["starter_code"].rstrip() in text and "standard input" not in text
+    assert "def two_sum(nums, target)" in kodcode["prompt"][1]["content"]
+    assert problem_prompt(APPS_STDIN).startswith(APPS_STDIN["question"])

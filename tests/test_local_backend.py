@@ -26,7 +26,8 @@ def run(backend, code, *, timeout_s=5.0, stdin=b""):
 def backend(sandbox_root):
     b = LocalBackend(root_dir=sandbox_root, output_limit_bytes=4096)
     anyio.run(b.start)
-    return b
+    yield b
+    anyio.run(b.aclose)
 
 
 def test_describe_names_the_active_layers(backend):
@@ -83,7 +84,10 @@ def test_output_is_capped(backend):
 def test_memory_limit(sandbox_root):
     b = LocalBackend(root_dir=sandbox_root, memory_limit_bytes=128 << 20)
     anyio.run(b.start)
-    result, _ = run(b, "x = bytearray(512 << 20)")
+    try:
+        result, _ = run(b, "x = bytearray(512 << 20)")
+    finally:
+        anyio.run(b.aclose)
     assert result.exit_code != 0 and b"MemoryError" in result.stderr
 
 

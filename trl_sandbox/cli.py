@@ -40,16 +40,25 @@ class ScoreArguments:
     """Arguments of ``trl-sandbox score``.
 
     Parameters:
-        tasks: Task file (``.jsonl`` or ``.jsonl.gz``, one task row per line with a ``task_id``) or a bundled set
-            name (``humaneval``, ``daytona``).
+        tasks: Task file (``.jsonl``, ``.jsonl.gz`` or ``.parquet``: rows as the dataset publishes them) or a bundled
+            set name (``humaneval``, ``daytona``). A row's id is its ``task_id``, else its dataset's own id
+            (``problem_id``, ``question_id``, ``name``...).
         completions: Samples file (``.jsonl``): one ``{"task_id", "completion"}`` per line (the human-eval
             samples format); several per task allowed.
         out: Results file (``.jsonl``), one line per sample in input order. Default: standard output.
+        task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
     """
 
-    tasks: str = field(metadata={"help": "Task file (.jsonl[.gz]) or bundled set name (humaneval, daytona)."})
+    tasks: str = field(
+        metadata={"help": "Task file (.jsonl[.gz] or .parquet, rows as published) or bundled set (humaneval, daytona)."}
+    )
     completions: str = field(metadata={"help": "Samples file: one {task_id, completion} JSON object per line."})
     out: str | None = field(default=None, metadata={"help": "Results file (.jsonl); default: standard output."})
+    task_format: str | None = field(
+        default=None,
+        metadata={"help": "Format of every row (apps, taco, code_contests, livecodebench, kodcode, primeintellect, "
+                          "deepcoder, rstar, codeforces, humaneval, mbpp, call, stdio); default: detected per row."},
+    )
 
 
 @dataclass
@@ -59,7 +68,9 @@ class TrainArguments:
     Parameters:
         model: Model id or path, or ``tiny`` for a tiny random Qwen3 model with a locally trained tokenizer (CPU,
             no hub access).
-        tasks: Bundled task set (``daytona``, ``humaneval``) or a ``.jsonl[.gz]`` task file.
+        tasks: Bundled task set (``daytona``, ``humaneval``) or a task file (``.jsonl[.gz]``, ``.parquet``).
+        task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
+        chat: Conversational prompts for instruct models (:func:`trl_sandbox.tasks.chat_rows`).
     """
 
     model: str = field(
@@ -67,7 +78,15 @@ class TrainArguments:
         metadata={"help": "Model id or path, or 'tiny' for a tiny random Qwen3 model (CPU, no hub access)."},
     )
     tasks: str = field(
-        default="daytona", metadata={"help": "Bundled task set (daytona, humaneval) or a .jsonl[.gz] task file."}
+        default="daytona",
+        metadata={"help": "Bundled task set (daytona, humaneval) or a task file (.jsonl[.gz] or .parquet)."},
+    )
+    task_format: str | None = field(
+        default=None, metadata={"help": "Format of every task row (see trl_sandbox.formats); default: detected."}
+    )
+    chat: bool = field(
+        default=False,
+        metadata={"help": "Give the model conversational prompts (instruct models): see trl_sandbox.tasks.chat_rows."},
     )
 
 
@@ -155,7 +174,7 @@ def _read_samples(path: str) -> list[dict[str, Any]]:
 def score_main(argv: list[str]) -> int:
     """``trl-sandbox score``: see the module docstring. Returns the exit code (0 when scoring ran)."""
     from .scoring import Scorer
-    from .tasks import Task, load_tasks
+    from .tasks import Task, load_tasks, task_id_of
 
     parser = argparse.ArgumentParser(
         prog="trl-sandbox score", description="Score completions against tasks in sandboxes, without training."
@@ -172,15 +191,21 @@ def score_main(argv: list[str]) -> int:
     sandbox_fields = {f.name for f in dataclasses.fields(SandboxConfig)}
     config = SandboxConfig(**{k: v for k, v in vars(ns).items() if k in sandbox_fields})
 
-    rows = load_tasks(ns.tasks)
-    tasks: dict[str, Task] = {}
-    for row in rows:
-        if "task_id" not in row:
-            raise TaskFormatError(f"{ns.tasks}: every task needs a 'task_id' (row {len(tasks) + 1})")
+    rows = load_tasks(ns.tasks, task_format=ns.task_format)
+    tasks: dict[str, Task | TaskFormatError] = {}
+    for number, row in enumerate(rows, 1):
+        task_id = task_id_of(row)
         try:
-            tasks[str(row["task_id"])] = Task.from_row(row)
+            task = Task.from_row(row)
         except TaskFormatError as exc:
-            raise TaskFormatError(f"{ns.tasks}: task {row['task_id']}: {exc}") from None
+            if task_id is None:
+                raise TaskFormatError(f"{ns.tasks}: row {number}: {exc}") from None
+            # A malformed row: its completions get invalid_task; the other rows are scored.
+            logger.warning("trl-sandbox score: %s: task %s: %s", ns.tasks, task_id, exc)
+            exc.task_id = task_id
+            tasks[task_id] = exc
+            continue
+        tasks[task.task_id] = task
     samples = _read_samples(ns.completions)
     missing = sorted({str(s["task_id"]) for s in samples} - set(tasks))
     if missing:
@@ -222,7 +247,9 @@ def score_main(argv: list[str]) -> int:
 
 #: ``trl-sandbox train`` flags that name a ``sandbox_*`` field without its prefix, as ``trl-sandbox score`` spells them.
 _TRAIN_ALIASES = {"--reward": "--sandbox_reward", "--reward-values": "--sandbox_reward_values",
-                  "--reward_values": "--sandbox_reward_values"}
+                  "--reward_values": "--sandbox_reward_values", "--compare": "--sandbox_compare",
+                  "--time-limit-factor": "--sandbox_time_limit_factor",
+                  "--time_limit_factor": "--sandbox_time_limit_factor"}
 
 
 def _sandbox_aliases(argv: list[str]) -> list[str]:
@@ -248,7 +275,7 @@ def train_main(argv: list[str]) -> int:
     from trl import TrlParser
 
     from .rewards import code_reward
-    from .tasks import Task, load_tasks
+    from .tasks import Task, load_tasks, problem_prompt, task_id_of
     from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
 
     state = PartialState()
@@ -283,11 +310,22 @@ def train_main(argv: list[str]) -> int:
     parser.set_defaults(**defaults)
     script_args, config = parser.parse_args_and_config(_sandbox_aliases(argv))
 
-    rows = load_tasks(script_args.tasks)
-    for row in rows:
-        Task.from_row(row)  # fail now, with the task named, rather than mid-training
+    rows = load_tasks(script_args.tasks, task_format=script_args.task_format, chat=script_args.chat)
+    valid = []
+    for number, row in enumerate(rows, 1):
+        try:
+            Task.from_row(row)  # malformed rows are left out now, rather than scored None mid-training
+        except TaskFormatError as exc:
+            logger.warning("trl-sandbox train: %s: row %d (%s) left out: %s", script_args.tasks, number,
+                           task_id_of(row) or "no id", exc)
+            continue
         row.pop("canonical_solution", None)
-    dataset = Dataset.from_list(rows)
+        if not isinstance(row.get("prompt"), (str, list)):  # a public dataset's row: its statement is the prompt
+            row["prompt"] = problem_prompt(row)
+        valid.append(row)
+    if not valid:
+        raise TaskFormatError(f"{script_args.tasks}: no row is a valid task (see the warnings above)")
+    dataset = Dataset.from_list(valid)
 
     if script_args.model == "tiny":
         from .tiny import build_tiny_model

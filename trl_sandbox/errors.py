@@ -35,7 +35,13 @@ class IsolationUnavailableError(ConfigurationError):
 
 
 class TaskFormatError(TrlSandboxError, ValueError):
-    """A task record (dataset row) cannot be turned into tests: missing or ill-typed fields."""
+    """A task record (dataset row) cannot be turned into tests: missing, ill-typed or malformed fields.
+
+    Attributes:
+        task_id: The row's id when known (its results carry it), else None.
+    """
+
+    task_id: str | None = None
 
 
 class InfrastructureError(TrlSandboxError):

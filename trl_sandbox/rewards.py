@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import TaskFormatError
 from .scoring import ScoreResult, Scorer, active_scorer
-from .tasks import Task
+from .tasks import Task, task_id_of
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +239,7 @@ class CodeReward:
             try:
                 tasks.append(Task.from_row(row))
             except TaskFormatError as exc:
+                exc.task_id = task_id_of(row)
                 key = str(exc)
                 if key not in self._warned:
                     self._warned.add(key)

@@ -424,7 +424,7 @@ def _unscored(
     """A result with no reward (``infra_error``, ``invalid_task``, ``cancelled``): TRL skips it."""
     if isinstance(task, Task):
         return ScoreResult(task.task_id, None, False, 0, len(task.tests), status, duration_s, error, **timing)
-    return ScoreResult("?", None, False, 0, 0, status, duration_s, error, **timing)
+    return ScoreResult(task.task_id or "?", None, False, 0, 0, status, duration_s, error, **timing)
 
 
 @dataclass

@@ -61,6 +61,8 @@ __all__ = [
     "extract_code",
     "find_banned_pattern",
     "load_tasks",
+    "problem_prompt",
+    "task_id_of",
 ]
 
 #: File name of the test harness inside each sandbox (written by the pool at creation).
@@ -996,6 +998,45 @@ CHAT_CODE_INSTRUCTION = (
 CHAT_MBPP_INSTRUCTION = "Write the function in one ```python code block."
 
 
+#: Where each dataset format publishes the problem statement (the first that is a non-empty string is used).
+_STATEMENT_FIELDS = ("question", "question_content", "description", "problem", "prompt", "text")
+#: The instruction :func:`chat_rows` puts after a stdin/stdout problem's statement.
+CHAT_STDIO_INSTRUCTION = (
+    "Write a Python program that reads the input from standard input and prints the answer to standard output. "
+    "Put the whole program in one ```python code block."
+)
+#: The instruction :func:`chat_rows` puts after a function problem's statement (and its starter code).
+CHAT_FUNCTION_INSTRUCTION = "Write the solution in one ```python code block."
+
+
+def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None) -> str:
+    """The prompt text for a public dataset's row (the user message :func:`chat_rows` makes, and the string prompt
+    ``trl-sandbox train`` gives base models for rows without a ``prompt``): its statement (with Codeforces' input
+    and output sections), then the starter code when it has one, then what to write (a program for stdin/stdout
+    tasks, the function otherwise). ``dataset_format``: default, detected from the fields."""
+    dataset_format = dataset_format or row.get("task_format") or detect_format(row) or "stdio"
+    statement = next((row[k] for k in _STATEMENT_FIELDS if isinstance(row.get(k), str) and row[k].strip()), "")
+    for title, key in (("Input", "input_format"), ("Output", "output_format")):
+        if isinstance(row.get(key), str) and row[key].strip():
+            statement += f"\n\n{title}\n{row[key].strip()}"
+    try:
+        kind = read_row(row, dataset_format)["kind"] if dataset_format in DATASET_FORMATS else "stdio"
+    except TaskFormatError:
+        kind = "stdio"
+    parts = [statement.strip()]
+    starter = row.get("starter_code")
+    if kind != "stdio" and isinstance(starter, str) and starter.strip():
+        parts.append(f"Complete this starter code:\n\n```python\n{starter.rstrip()}\n```")
+    info = row.get("test_info")
+    if kind == "pytest" and isinstance(info, list):  # KodCode: the functions its tests import
+        signatures = [f"def {i['function_name']}{i.get('parameter_list') or '()'}" for i in info
+                      if isinstance(i, Mapping) and isinstance(i.get("function_name"), str)]
+        if signatures:
+            parts.append("The tests call:\n\n```python\n" + "\n".join(signatures) + "\n```")
+    parts.append(CHAT_STDIO_INSTRUCTION if kind == "stdio" else CHAT_FUNCTION_INSTRUCTION)
+    return "\n\n".join(p for p in parts if p)
+
+
 def chat_rows(rows: Iterable[Mapping[str, Any]], *, system_prompt: str | None = None) -> list[dict[str, Any]]:
     """Turn task rows into rows with a conversational ``prompt`` (TRL's list of messages) for instruct models,
     keeping the code in ``starter_code`` so that scoring never depends on what the model saw.
@@ -1004,6 +1045,9 @@ def chat_rows(rows: Iterable[Mapping[str, Any]], *, system_prompt: str | None = 
       a fence; ``starter_code`` is the code prompt;
     - MBPP rows (``text`` in the full dataset, ``prompt`` in the sanitized one): the task's text, then "Your code
       should pass these tests:" and the tests (the MBPP paper's format), then :data:`CHAT_MBPP_INSTRUCTION`;
+    - public datasets' rows (APPS, code_contests, LiveCodeBench... see :mod:`trl_sandbox.formats`): the problem
+      statement (``question``, ``description``, ``question_content``...), the starter code of function problems,
+      then :data:`CHAT_STDIO_INSTRUCTION` or :data:`CHAT_FUNCTION_INSTRUCTION`;
     - rows whose ``prompt`` is already conversational are kept as they are.
 
     Args:
@@ -1017,6 +1061,12 @@ def chat_rows(rows: Iterable[Mapping[str, Any]], *, system_prompt: str | None = 
     for row in rows:
         new = dict(row)
         prompt = row.get("prompt")
+        dataset_format = row.get("task_format") or detect_format(row)
+        if dataset_format in DATASET_FORMATS and not isinstance(prompt, list):
+            messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+            new["prompt"] = [*messages, {"role": "user", "content": problem_prompt(row, dataset_format)}]
+            out.append(new)
+            continue
         if not isinstance(prompt, str):
             out.append(new)
             continue
@@ -1033,24 +1083,62 @@ def chat_rows(rows: Iterable[Mapping[str, Any]], *, system_prompt: str | None = 
     return out
 
 
+def read_parquet(path: str | Path) -> list[dict[str, Any]]:
+    """Read a Parquet file's rows (the hub's format for most datasets: ``data/train-00000-of-00001.parquet``) as
+    dicts, nested structs as dicts and lists, with pyarrow (installed with ``datasets``).
+
+    Raises:
+        TaskFormatError: the file is missing or not Parquet.
+    """
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise TaskFormatError(f"cannot read {path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    try:
+        return pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:
+        raise TaskFormatError(f"cannot read {path} as Parquet: {exc}") from None
+
+
+def task_id_of(row: Mapping[str, Any], task_format: str | None = None) -> str | None:
+    """A row's task id without parsing its tests: ``task_id``, else the natural id of its dataset format
+    (``problem_id``, ``question_id``, ``name``, ``id``...), as a string; None when it has none (its id is then a hash
+    of its content, see :meth:`Task.from_row`)."""
+    value = row.get("task_id")
+    if value is None:
+        fmt = task_format or row.get("task_format") or detect_format(row)
+        if fmt in DATASET_FORMATS:
+            value = row.get(DATASET_FORMATS[fmt][1])
+    return None if value is None else str(value)
+
+
 def load_tasks(
-    source: str | Path | Iterable[Mapping[str, Any]], *, chat: bool = False, system_prompt: str | None = None
+    source: str | Path | Iterable[Mapping[str, Any]],
+    *,
+    chat: bool = False,
+    system_prompt: str | None = None,
+    task_format: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` file, or an
-    iterable of rows (a ``datasets.Dataset``, a list of dicts).
+    """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
+    ``.parquet`` file, or an iterable of rows (a ``datasets.Dataset``, a list of dicts).
 
     Args:
         source: What to load.
         chat: Turn the rows into conversational prompts with ``starter_code`` (see :func:`chat_rows`).
         system_prompt: With ``chat``: a system message put first.
+        task_format: The format of every row (a key of :data:`trl_sandbox.formats.DATASET_FORMATS` or one of
+            :data:`FORMATS`), stored in each row's ``task_format`` field, where the reward reads it during training.
+            Default: detected per row from its fields.
 
     Returns:
         The rows (dicts), in order. They are not validated: use :meth:`Task.from_row`.
 
     Raises:
-        TaskFormatError: the file is missing or unreadable, or a line or row is not a JSON object (the message gives
-            the line number).
+        TaskFormatError: the file is missing or unreadable, a line or row is not a JSON object (the message gives
+            the line number), or ``task_format`` is unknown.
     """
+    if task_format is not None and task_format not in DATASET_FORMATS and task_format not in FORMATS:
+        raise TaskFormatError(f"unknown task format {task_format!r}; known: {', '.join([*DATASET_FORMATS, *FORMATS])}")
     if isinstance(source, (str, Path)):
         name = str(source)
         path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
@@ -1058,11 +1146,14 @@ def load_tasks(
             raise TaskFormatError(
                 f"cannot read tasks from {name!r}: no such file; bundled sets: {', '.join(BUNDLED_TASKS)}"
             )
-        rows = read_jsonl(path)
+        rows = read_parquet(path) if path.suffix == ".parquet" else read_jsonl(path)
     else:
         rows = []
         for i, row in enumerate(source):
             if not isinstance(row, Mapping):
                 raise TaskFormatError(f"row {i} is not a mapping (dataset row): {type(row).__name__}")
             rows.append(dict(row))
+    if task_format is not None:
+        for row in rows:
+            row["task_format"] = task_format
     return chat_rows(rows, system_prompt=system_prompt) if chat else rows

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 import uuid
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 from pathlib import Path, PurePosixPath
@@ -269,6 +270,8 @@ class LocalBackend(Backend):
         self._seccomp = _seccomp.supported()
         self._cgroups = self._writable_cgroups()
         self._judge_lib = await anyio.to_thread.run_sync(_copy_judge_packages, self.root_dir)
+        if self._judge_lib is not None:  # removed by aclose(); else when this backend is collected or Python exits
+            self._judge_lib_finalizer = weakref.finalize(self, _rmtree, self._judge_lib)
         candidates = [self.python] if self.python else self._python_candidates()
         self.python = None
         errors: list[str] = []
@@ -434,7 +437,7 @@ class LocalBackend(Backend):
             with anyio.CancelScope(shield=True):
                 await server.stop()
         if self._judge_lib is not None:
-            _rmtree(self._judge_lib)
+            self._judge_lib_finalizer()
             self._judge_lib = None
 
     def _env(self) -> dict[str, str]:
