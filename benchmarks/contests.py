@@ -37,8 +37,8 @@ PROGRAM = (
     "print(sum(xs), max(xs))\n"
     "print(f'{sum(xs) / n:.9f}')\n"
 )
-# Right while n < 600, then off by one in the sum: the small tests come first, as in code_contests' public tests.
-WRONG = PROGRAM.replace("print(sum(xs), max(xs))", "print(sum(xs) + (n >= 600), max(xs))")
+# Right while n < 300, then off by one in the sum: the small tests come first, as in code_contests' public tests.
+WRONG = PROGRAM.replace("print(sum(xs), max(xs))", "print(sum(xs) + (n >= 300), max(xs))")
 CHECKER = (
     "import sys\n"
     "out = open(sys.argv[2]).read().split()\n"
@@ -122,7 +122,7 @@ def main() -> None:
         stop_rows.append({"reward": mode, "seconds": seconds, "mean reward": sum(r.reward for r in results) /
                           len(results), "tests passed": sum(r.tests_passed for r in results), "tests run (about)":
                           ran if mode == "all_or_nothing" else n_tests})
-    print(f"\nWrong completions (off by one once n >= 600: {stop_rows[0]['tests passed']} of {n_tests} tests pass):\n")
+    print(f"\nWrong completions (off by one once n >= 300: {stop_rows[0]['tests passed']} of {n_tests} tests pass):\n")
     print(table(stop_rows, ["reward", "seconds", "mean reward", "tests passed", "tests run (about)"]))
     saved = 1 - stop_rows[1]["seconds"] / stop_rows[0]["seconds"]
     print(f"\nall_or_nothing's early stop saves {saved:.0%} of the scoring time of these wrong completions.")

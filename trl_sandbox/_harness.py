@@ -1333,6 +1333,34 @@ def _peak_rss():
         return 0
 
 
+def _memory_file(name):
+    """A descriptor of a new file for a program's stdin or stdout: in memory (``memfd_create``, no path another
+    process could open), else ``name.txt`` in the working directory."""
+    try:
+        return os.memfd_create(name, os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        fd = os.open(name + ".txt", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.unlink(name + ".txt")
+        return fd
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_up_to(fd, n):
+    chunks, size = [], 0
+    while size < n:
+        chunk = os.read(fd, min(1 << 20, n - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def _run_stdin(code, text, limit, files=False):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "rss"}`` (``rss``: the worker's peak resident memory, bytes). As a Python process would: buffered
@@ -1341,22 +1369,22 @@ def _run_stdin(code, text, limit, files=False):
 
     ``files`` (Codeforces' file input mode): the input is also ``input.txt`` and, when the program writes
     ``output.txt``, that file is its output."""
-    with open("stdin.txt", "wb") as f:
-        f.write(text.encode())
+    data = text.encode()
     if files:
         with open("input.txt", "wb") as f:
-            f.write(text.encode())
+            f.write(data)
         try:
             os.unlink("output.txt")
         except OSError:
             pass
-    in_fd = os.open("stdin.txt", os.O_RDONLY)
-    out_fd = os.open("stdout.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    in_fd = _memory_file("stdin")
+    _write_all(in_fd, data)
+    os.lseek(in_fd, 0, os.SEEK_SET)
+    out_fd = _memory_file("stdout")
     saved_in, saved_out = os.dup(0), os.dup(1)
     os.dup2(in_fd, 0)
     os.dup2(out_fd, 1)
     os.close(in_fd)
-    os.close(out_fd)
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
     reply = {}
@@ -1385,9 +1413,13 @@ def _run_stdin(code, text, limit, files=False):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdout = sys.stderr
-    path = "output.txt" if files and os.path.isfile("output.txt") else "stdout.txt"
-    with open(path, "rb") as f:
-        raw = f.read(limit + 1)
+    if files and os.path.isfile("output.txt"):
+        with open("output.txt", "rb") as f:
+            raw = f.read(limit + 1)
+    else:
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        raw = _read_up_to(out_fd, limit + 1)
+    os.close(out_fd)
     reply["out"] = raw[:limit].decode("utf-8", errors="replace")
     if len(raw) > limit:
         reply["truncated"] = True
