@@ -249,6 +249,38 @@ def test_livecodebench_rows(scorer):
     assert statuses(results) == [("passed", 3, 3), ("failed", 1, 3)]
 
 
+# A published LiveCodeBench row (code_generation_lite, question 1873_A), its private tests in the compressed form the
+# dataset publishes, as quoted in Kaggle's kaggle-benchmarks LiveCodeBench demo (Apache-2.0). Statement shortened.
+LCB_1873A = {
+    "question_title": "A. Short Sort",
+    "question_content": "There are three cards with letters a, b, c placed in a row in some order. [...] Output \"YES\" "
+                        "if it is possible, and \"NO\" otherwise. [...] You can output the answer in any case.",
+    "platform": "codeforces",
+    "question_id": "1873_A",
+    "contest_id": "1873",
+    "contest_date": "2023-08-21T00:00:00",
+    "starter_code": "",
+    "difficulty": "easy",
+    "public_test_cases": json.dumps([{"input": "6\nabc\nacb\nbac\nbca\ncab\ncba\n",
+                                      "output": "YES\nYES\nYES\nNO\nNO\nYES\n", "testtype": "stdin"}]),
+    "private_test_cases": "eJxrYJmaz8gABhEZQEZ0tVJmXkFpiZKVgpJhTF5iUnJMnpKOglJ+aQlUNNI1GCJUklpcUlJZkAoSLC5JycxTqtVRQNJuDNWOI"
+                          "LAYhCCIMdI0Ji85MQloWjKQSE5KjMlLSgSam5SciG64nz+y2WACJESMJWYY7ibFG8T5KnaKHgAcinnp",
+    "metadata": "{}",
+}
+
+
+def test_a_published_livecodebench_row(scorer):
+    task = Task.from_row(LCB_1873A)
+    assert (task.task_id, len(task.tests)) == ("1873_A", 5)  # 1 public + 4 private tests
+    solution = ("t = int(input())\nfor _ in range(t):\n    s = input()\n"
+                "    print('{}' if sum(a != b for a, b in zip(s, 'abc')) in (0, 2) else '{}')")
+    upper, lower, wrong = solution.format("YES", "NO"), solution.format("yes", "no"), solution.format("YES", "YES")
+    assert statuses(score(scorer, LCB_1873A, fence(upper), fence(lower), fence(wrong))) == [
+        ("passed", 5, 5), ("failed", 0, 5), ("failed", 3, 5)]  # LiveCodeBench compares case-sensitively
+    any_case = {**LCB_1873A, "compare": {"mode": "tokens", "ignore_case": True}}  # what the statement allows
+    assert statuses(score(scorer, any_case, fence(lower))) == [("passed", 5, 5)]
+
+
 def test_compressed_tests_never_run_a_pickle():
     class Boom:
         def __reduce__(self):
