@@ -98,7 +98,7 @@ def main() -> None:
     rows = make_tasks(args.tasks, args.tests, args.input_kb)
     n_tests = args.tasks * args.tests
 
-    base = dict(sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_completion_timeout=120.0)
+    base = {"sandbox_pool_size": 1, "sandbox_test_timeout": 5.0, "sandbox_completion_timeout": 120.0}
     table_rows = []
     baseline_s, baseline_passed = python_c(rows, "float")
     assert baseline_passed == n_tests, baseline_passed

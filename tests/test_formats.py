@@ -547,7 +547,7 @@ def test_score_command_reads_published_files(tmp_path, sandbox_root):
         result = subprocess.run(
             [sys.executable, "-m", "trl_sandbox.cli", "score", "--tasks", str(tmp_path / tasks), "--completions",
              str(tmp_path / completions), "--out", str(out), "--pool-size", "1", "--backend-options", opts, *extra],
-            capture_output=True, text=True, timeout=300)
+            check=False, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr
         return [json.loads(line) for line in out.read_text().splitlines()]
 
@@ -582,3 +582,21 @@ def test_chat_prompts_for_published_rows():
     assert LCB_FUNCTIONAL["starter_code"].rstrip() in text and "standard input" not in text
     assert "def two_sum(nums, target)" in kodcode["prompt"][1]["content"]
     assert problem_prompt(APPS_STDIN).startswith(APPS_STDIN["question"])
+
+
+@pytest.mark.parametrize("fork_server", [True, False])
+def test_a_checker_that_runs_the_output_cannot_forge_records(own_sandbox_root, fork_server):
+    """A generated checker may ``eval`` or ``exec`` what the program printed: then the program's text runs in the
+    checker's process. It must not reach the judge's result channel (``python harness.py``) or its connection to the
+    host (fork server): the checker's fork keeps no descriptor but its own verdict pipe."""
+    checker = "import sys\ntry:\n    exec(open(sys.argv[2]).read())\nexcept Exception:\n    pass\nsys.exit(1)\n"
+    row = {"task_id": "executing-checker", "inputs": ["1\n", "2\n"], "outputs": ["1\n", "2\n"],
+           "compare": {"checker": checker}}
+    script = ("import os\nfor fd in range(3, 256):\n    try:\n"
+              "        os.write(fd, b'{\"i\": 0, \"ok\": true}\\n{\"i\": 1, \"ok\": true}\\n{\"done\": 2}\\n')\n"
+              "    except OSError:\n        pass\n")
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=2.0,
+                           sandbox_backend_options={"root_dir": str(own_sandbox_root), "fork_server": fork_server})
+    with Scorer.from_config(config) as s:
+        result = s.score([Task.from_row(row)], [f"print({script!r})"])[0]
+    assert (result.status, result.tests_passed) == ("failed", 0), result

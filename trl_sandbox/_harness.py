@@ -1846,15 +1846,37 @@ _CHECKER_FILES = {
 CHECKER_TIMEOUT_S = 10.0
 
 
-def _in_child(fn, deadline):
+def _close_fds_except(keep):
+    """Close every descriptor from 3 up but those in ``keep``."""
+    try:
+        import resource
+
+        top = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        top = 65536
+    if top < 0 or top > (1 << 20):
+        top = 1 << 20
+    low = 3
+    for fd in sorted(f for f in keep if f >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, top)
+
+
+def _in_child(fn, deadline, keep=()):
     """Run ``fn(emit)`` in a fork of this (trusted) process, so that task code (a checker, pytest) cannot change a
     long-lived judge; returns the list of records it emitted, ``{"child_error": ...}`` last when it failed. Raises
-    :class:`_Timeout` past ``deadline`` (monotonic seconds), after killing it."""
+    :class:`_Timeout` past ``deadline`` (monotonic seconds), after killing it.
+
+    The child keeps only its record pipe and the descriptors in ``keep``: never the judge's result channel or its
+    connection to the host, so that even task code that evaluates what the program printed (a checker calling
+    ``eval``) cannot write the judge's records."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         try:
+            _close_fds_except({w, *keep})
             ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         except (OSError, AttributeError):
             pass
@@ -1890,8 +1912,23 @@ def _in_child(fn, deadline):
     return records
 
 
-def _check_in_child(emit, source, argv_files, texts, seconds):
-    """The checker's side of :func:`_run_checker` (in a fork of the judge)."""
+def _check_in_child(source, argv_files, texts, seconds, out_w):
+    """The checker's process (a fork of the judge): stdout is ``out_w``, the verdict is the exit status. Never
+    returns."""
+    try:
+        os.dup2(out_w, 1)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 2)
+        _close_fds_except(())
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        import resource
+
+        cpu = max(1, int(seconds) + 1)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except BaseException:  # noqa: BLE001
+        os._exit(3)
     files = dict(zip(argv_files, texts))
     real_open = io.open
 
@@ -1904,28 +1941,27 @@ def _check_in_child(emit, source, argv_files, texts, seconds):
     builtins.open = io.open = open_
     sys.argv = ["checker", *argv_files]
     sys.stdin = io.StringIO("")
-    out = sys.stdout = io.StringIO()
-    resource_limit = max(1, int(seconds) + 1)
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CPU, (resource_limit, resource_limit + 1))
-    except (ImportError, OSError, ValueError):
-        pass
-    code, error = 0, None
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+    code = 0
     try:
         exec(_compiled(source, "<checker>"), {"__name__": "__main__", "__builtins__": builtins})
     except SystemExit as exc:
         code = exc.code if _type(exc.code) is int else (0 if exc.code is None else 1)
-    except BaseException as exc:  # noqa: BLE001 - a checker that crashes rejects (exit code 1, as Python's)
-        code, error = 1, _describe(exc)
-    emit({"code": code, "stdout": out.getvalue()[-2000:], "error": error})
+    except BaseException:  # noqa: BLE001 - a checker that crashes rejects (exit code 1, as Python's)
+        code = 1
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    os._exit(code & 0xFF)
 
 
 def _run_checker(compare, input_text, output, answer, worker):
     """Judge one output with the task's checker program (a special judge), run in a fork of the judge: it never
     shares a process with the program, and its three files exist only in its memory (``open`` of the three names
-    it is given reads them), so nothing the program left behind can change them.
+    it is given reads them), so nothing the program left behind can change them. Its verdict is its exit status and
+    its stdout, nothing else: the fork keeps no descriptor of the judge (not its result channel, not its connection
+    to the host), so even a checker that runs what the program printed (``eval``) cannot write the judge's records.
 
     ``compare``: ``{"checker": source, "language": "python", "convention": "testlib" | "open-r1"}``. testlib:
     exit code 0 accepts, 3 (``_fail``) means the checker itself failed; open-r1: accepted when it exits cleanly and
@@ -1933,35 +1969,59 @@ def _run_checker(compare, input_text, output, answer, worker):
     when the checker failed or timed out: the task's fault, not the program's)."""
     convention = compare.get("convention") or "testlib"
     names = _CHECKER_FILES.get(convention, _CHECKER_FILES["testlib"])
-    if convention == "open-r1":
-        texts = (input_text, answer, output)
-    else:
-        texts = (input_text, output, answer)
+    texts = (input_text, answer, output) if convention == "open-r1" else (input_text, output, answer)
     seconds = CHECKER_TIMEOUT_S
     deadline = time.monotonic() + seconds
     if worker.cap is not None:
         deadline = min(deadline, worker.cap)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        _check_in_child(compare["checker"], names, texts, seconds, w)
+    os.close(w)
+    printed = bytearray()
+    timed_out = False
     try:
-        records = _in_child(lambda emit: _check_in_child(emit, compare["checker"], names, texts, seconds), deadline)
-    except _Timeout:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            printed += chunk
+            del printed[:-65536]
+    finally:
+        os.close(r)
+        if timed_out:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status = os.waitpid(pid, 0)
+    if timed_out:
         if worker.cap is not None and time.monotonic() >= worker.cap:
-            raise
+            raise _Timeout()
         return {"ok": False, "invalid": "the checker ran past %.0f s" % seconds}
-    result = next((r for r in records if "code" in r), None)
-    if result is None:
-        crash = next((r.get("child_error") for r in records if "child_error" in r), "no verdict")
-        return {"ok": False, "invalid": "the checker failed: %s" % (crash,)}
+    text = printed.decode("utf-8", errors="replace")
+    if os.WIFSIGNALED(status):
+        return {"ok": False, "invalid": "the checker was killed by signal %d" % os.WTERMSIG(status)}
+    code = os.WEXITSTATUS(status)
     if convention == "open-r1":
-        if result["code"] == 0 and result["stdout"].strip() == "1":
+        if code == 0 and text.strip() == "1":
             return True
-        reason = result["error"] or "checker said %s" % _short(result["stdout"].strip()[-200:])
-        return {"ok": False, "error": "rejected by the checker: %s" % reason}
-    if result["code"] == 0:
+        return {"ok": False, "error": "rejected by the checker: it said %s (exit code %d)"
+                % (_short(text.strip()[-200:]), code)}
+    if code == 0:
         return True
-    if result["code"] == 3:
-        return {"ok": False, "invalid": "the checker failed (exit code 3): %s" % _short(result["stdout"][-300:])}
-    reason = result["error"] or _short(result["stdout"].strip()[-200:]) or "exit code %s" % result["code"]
-    return {"ok": False, "error": "rejected by the checker: %s" % reason}
+    if code == 3:
+        return {"ok": False, "invalid": "the checker failed (exit code 3): %s" % _short(text[-300:])}
+    return {"ok": False, "error": "rejected by the checker (exit code %d): %s" % (code, _short(text.strip()[-200:]))}
 
 
 # -- function calls with JSON arguments (APPS/TACO call-based, LiveCodeBench functional) --------------------------
@@ -2182,8 +2242,10 @@ def _judge_pytest(emit, worker, req, timeout):
         _import_pytest()  # here, once: a judge server's later requests fork with pytest already loaded
     except ImportError:
         pass
+    keep = [fd for fd in (worker.cmd_w, worker.reply_r, worker.pidfd,
+                          worker.output.fd if worker.output is not None else None) if fd is not None]
     records = _in_child(lambda out: _pytest_in_child(out, worker, req, names, timeout), worker.cap or
-                        time.monotonic() + 3600)
+                        time.monotonic() + 3600, keep=keep)
     for record in records:
         if "unsupported" in record:
             emit({"load": "unsupported", "error": record["unsupported"]})

@@ -16,11 +16,15 @@ call       ``func_name``, ``tests`` (argument expressions),       as humaneval; 
            ``reference``, optional ``reference_code``, code       one argument and compares the output with
            prefix as humaneval                                    ``reference`` on the same argument (the TRL
                                                                   Daytona example)
-stdio      ``inputs``, ``outputs`` (lists of strings)             the completion run as ``__main__`` per input;
-                                                                  whole stdout compared (APPS, CodeContests)
+stdio      ``inputs``, ``outputs`` (lists of strings), optional       the completion run as ``__main__`` per input;
+           ``time_limit`` (s), ``memory_limit`` (MB)              stdout judged by the row's ``compare`` (default
+                                                                  ``lines``)
 ========== ====================================================== =============================================
 
-Any format may carry ``banned_patterns`` (list of strings, matched on tokens) and ``task_id``.
+Any format may carry ``banned_patterns`` (list of strings, matched on tokens), ``task_id`` and ``task_format``.
+The public code-RL datasets (APPS, TACO, code_contests, LiveCodeBench, KodCode, PrimeIntellect, DeepCoder,
+rStar-Coder, open-r1 Codeforces) are read as they are published by :mod:`trl_sandbox.formats`; their tasks run as
+``stdio``, ``function`` (calls with JSON arguments) or ``pytest`` (a pytest file, in the judge).
 
 **The code prefix never comes from what the model saw.** TRL passes a row's ``prompt`` column to the model; an
 instruct model is trained on a conversational ``prompt`` (a list of messages) or on an instruction wrapped around
@@ -549,19 +553,30 @@ class Task:
 
     Attributes:
         task_id: The row's ``task_id``, else a hash of its content.
-        format: ``humaneval`` | ``mbpp`` | ``call`` | ``stdio`` (see the module docstring).
+        format: ``humaneval`` | ``mbpp`` | ``call`` | ``stdio`` | ``function`` | ``pytest`` (see the module
+            docstring).
         prompt: The code prefix (see :func:`code_prefix`): code the completion continues (``humaneval``/``call``),
             else ``""`` (``mbpp`` rows may have one from ``starter_code``).
         func_name: Function under test (``entry_point`` / ``func_name``), else None.
-        tests: Test sources (``humaneval``/``mbpp``), argument expressions (``call``) or stdin texts (``stdio``).
+        tests: Test sources (``humaneval``/``mbpp``), argument expressions (``call``), stdin texts (``stdio``), JSON
+            argument lists (``function``) or test function names (``pytest``).
         setup: Test code the judge runs after the program's names are in place, before the tests
-            (``humaneval``/``mbpp``).
+            (``humaneval``/``mbpp``); the pytest file (``pytest``).
         prelude: The tests' import statements, which the program sees too (``humaneval``/``mbpp``).
-        outputs: Expected stdout per test (``stdio``).
+        outputs: Expected stdout per test (``stdio``), or expected return values as JSON (``function``).
         reference: Reference function name (``call``).
         reference_code: Source defining the reference (``call``, optional).
         banned_patterns: Patterns the completion may not contain (see :func:`find_banned_pattern`).
         entry_points: Names the tests call (for choosing among a completion's code blocks).
+        dataset: The public dataset format the row was read as (``apps``, ``livecodebench``...), else ``""``.
+        header: Import prelude run before the program (LiveCodeBench's and APPS's harnesses add one).
+        rule: ``function`` tasks: how a return value is compared (``apps`` | ``lcb``, see
+            ``trl_sandbox._harness._same_call_output``).
+        compare: The row's own stdout judge (its ``compare`` field), else None.
+        default_compare: The stdout judge of the dataset's official harness.
+        time_limit_s: The row's time limit per test (seconds), else None.
+        memory_limit_bytes: The row's memory limit (bytes), else None.
+        files: Codeforces' file mode: the input is also ``input.txt``, the output may be ``output.txt``.
     """
 
     task_id: str
@@ -854,6 +869,8 @@ class Task:
 
         Raises:
             InfrastructureError: the harness never started (no ``ready`` record), so nothing of the code ran.
+            TaskFormatError: the task's own machinery failed in the sandbox (its checker failed or timed out, pytest
+                is not importable there): ``invalid_task``, not the program's fault.
         """
         total = len(self.tests)
         records = _records(stdout)
