@@ -10,7 +10,9 @@ Two measurements, in the same run:
    wrong past a size, as an off-by-one or an overflow-style bug is) scored with ``pass_rate`` (every test runs) and
    with ``all_or_nothing`` (the run stops at the first failing test).
 
-    python benchmarks/contests.py [--tasks 12] [--tests 40] [--input-kb 4]
+Each figure is the median of ``--runs`` runs (the machine is shared: expect noise).
+
+    python benchmarks/contests.py [--tasks 12] [--tests 40] [--input-kb 4] [--runs 3]
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import table  # noqa: E402
+from _common import median, table  # noqa: E402
 
 from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
 from trl_sandbox._harness import same_output  # noqa: E402
@@ -94,30 +96,40 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=12)
     parser.add_argument("--tests", type=int, default=40)
     parser.add_argument("--input-kb", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     rows = make_tasks(args.tasks, args.tests, args.input_kb)
     n_tests = args.tasks * args.tests
 
     base = {"sandbox_pool_size": 1, "sandbox_test_timeout": 5.0, "sandbox_completion_timeout": 120.0}
     table_rows = []
-    baseline_s, baseline_passed = python_c(rows, "float")
-    assert baseline_passed == n_tests, baseline_passed
+    baselines = []
+    for _ in range(args.runs):
+        baseline_s, baseline_passed = python_c(rows, "float")
+        assert baseline_passed == n_tests, baseline_passed
+        baselines.append(baseline_s)
+    baseline_s = median(baselines)
     with Scorer.from_config(SandboxConfig(**base)) as scorer:
         scorer.score([Task.from_row(rows[0])], [PROGRAM])  # warm up
         for name, compare in JUDGES.items():
-            seconds, results = scored(scorer, rows, PROGRAM, compare)
-            assert all(r.status == "passed" for r in results), [r.error for r in results if not r.passed][:2]
+            times = []
+            for _ in range(args.runs):
+                seconds, results = scored(scorer, rows, PROGRAM, compare)
+                assert all(r.status == "passed" for r in results), [r.error for r in results if not r.passed][:2]
+                times.append(seconds)
+            seconds = median(times)
             table_rows.append({"judge": name, "tests/s": n_tests / seconds, "python -c tests/s": n_tests / baseline_s,
                                "speed-up": baseline_s / seconds})
     print(f"{args.tasks} tasks x {args.tests} stdin tests (up to {args.input_kb} kB each), correct completions, "
-          "one sandbox, one completion at a time:\n")
+          f"one sandbox, one completion at a time, median of {args.runs} runs:\n")
     print(table(table_rows, ["judge", "tests/s", "python -c tests/s", "speed-up"]))
 
     stop_rows = []
     for mode in ("pass_rate", "all_or_nothing"):
         with Scorer.from_config(SandboxConfig(**base, sandbox_reward=mode)) as scorer:
             scorer.score([Task.from_row(rows[0])], [WRONG])
-            seconds, results = scored(scorer, rows, WRONG, None)
+            runs = [scored(scorer, rows, WRONG, None) for _ in range(args.runs)]
+            seconds, results = median([t for t, _ in runs]), runs[0][1]
         ran = sum(r.tests_passed for r in results) + sum(1 for r in results if not r.passed)
         stop_rows.append({"reward": mode, "seconds": seconds, "mean reward": sum(r.reward for r in results) /
                           len(results), "tests passed": sum(r.tests_passed for r in results), "tests run (about)":
