@@ -600,3 +600,30 @@ def test_a_checker_that_runs_the_output_cannot_forge_records(own_sandbox_root, f
     with Scorer.from_config(config) as s:
         result = s.score([Task.from_row(row)], [f"print({script!r})"])[0]
     assert (result.status, result.tests_passed) == ("failed", 0), result
+
+
+@pytest.mark.slow
+def test_train_on_a_parquet_file_of_published_rows(tmp_path, own_sandbox_root):
+    """``trl-sandbox train --tasks FILE.parquet``: code_contests rows as published (no prompt, no task_id); the
+    statement becomes the prompt, a malformed row is left out with a warning, every completion is scored."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    other = {**CODE_CONTESTS, "name": "2_B. Odd", "description": "Print YES if n is odd."}
+    broken = {**CODE_CONTESTS, "name": "3_C. Broken", "private_tests": {"input": ["1\n", "2\n"], "output": ["NO\n"]}}
+    pq.write_table(pa.Table.from_pylist([CODE_CONTESTS, other, broken]), tmp_path / "cc.parquet")
+    out = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "trl_sandbox.cli", "train", "--model", "tiny", "--tasks", str(tmp_path / "cc.parquet"),
+         "--max-steps", "1", "--max-completion-length", "16", "--num-generations", "2",
+         "--per-device-train-batch-size", "4", "--sandbox-pool-size", "2", "--sandbox-backend-options",
+         json.dumps({"root_dir": str(own_sandbox_root)}), "--output-dir", str(out)],
+        check=False, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "3_C. Broken" in result.stderr and "left out" in result.stderr
+    steps = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in steps if "sandbox/completions" in r]
+    assert steps and all(r["sandbox/invalid_tasks"] == 0 and r["sandbox/completions"] == 4 for r in steps)
