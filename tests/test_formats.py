@@ -171,6 +171,15 @@ def test_code_contests_rows(scorer):
         ("passed", 4, 4), ("passed", 4, 4), ("failed", 2, 4)]
 
 
+def test_code_contests_problems_that_read_files(scorer):
+    row = {**CODE_CONTESTS, "input_file": "theatre.in", "output_file": "theatre.out"}
+    reads_files = ("n = int(open('theatre.in').read())\n"
+                   "open('theatre.out', 'w').write('YES' if n % 2 == 0 else 'NO')")
+    assert statuses(score(scorer, row, reads_files, "print('YES')")) == [("passed", 4, 4), ("failed", 2, 4)]
+    with pytest.raises(TaskFormatError, match="plain file name"):
+        Task.from_row({**CODE_CONTESTS, "input_file": "../x"})
+
+
 def test_time_limits_come_from_the_row(sandbox_root):
     row = {**CODE_CONTESTS, "time_limit": {"seconds": 0, "nanos": 300_000_000}}
     config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_time_limit_factor=1.0,

@@ -1241,7 +1241,9 @@ class _WorkerPeer(_Peer):
     def serve(self, msg):
         op = msg.get("q")
         if op == "stdio":
-            reply = _run_stdin(self.code, msg["input"], int(msg["limit"]), msg.get("files") is True)
+            files = msg.get("files")
+            names = tuple(files) if _type(files) is list and len(files) == 2 else None
+            reply = _run_stdin(self.code, msg["input"], int(msg["limit"]), names)
             reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
             return {"a": encode(reply)}
         return self.answer(lambda: self._operate(op, msg), msg)
@@ -1361,20 +1363,21 @@ def _read_up_to(fd, n):
     return b"".join(chunks)
 
 
-def _run_stdin(code, text, limit, files=False):
+def _run_stdin(code, text, limit, files=None):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "rss"}`` (``rss``: the worker's peak resident memory, bytes). As a Python process would: buffered
     ``sys.stdin``/``sys.stdout`` (``sys.stdin.buffer.readline`` reads a line at a time), ``exit()`` and
     ``quit()``, and the threads the program started but did not join are waited for before its output is read.
 
-    ``files`` (Codeforces' file input mode): the input is also ``input.txt`` and, when the program writes
-    ``output.txt``, that file is its output."""
+    ``files``: ``(input name, output name)`` for problems that read and write files (Codeforces' file mode,
+    code_contests' ``input_file``/``output_file``): the input is also that file in the working directory and, when
+    the program writes the output file, that file is its output."""
     data = text.encode()
     if files:
-        with open("input.txt", "wb") as f:
+        with open(files[0], "wb") as f:
             f.write(data)
         try:
-            os.unlink("output.txt")
+            os.unlink(files[1])
         except OSError:
             pass
     in_fd = _memory_file("stdin")
@@ -1413,8 +1416,8 @@ def _run_stdin(code, text, limit, files=False):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdout = sys.stderr
-    if files and os.path.isfile("output.txt"):
-        with open("output.txt", "rb") as f:
+    if files and os.path.isfile(files[1]):
+        with open(files[1], "rb") as f:
             raw = f.read(limit + 1)
     else:
         os.lseek(out_fd, 0, os.SEEK_SET)
@@ -1789,14 +1792,14 @@ def _judge_stdio(emit, worker, req, timeout):
     """Run the program once per test input; judge its stdout with the request's ``compare`` (a judge of
     :func:`same_output`, or ``{"checker": source}``: see :func:`_run_checker`). ``memory_limit_bytes``: a test whose
     run grew the worker's peak resident memory past it fails with "memory limit exceeded", as a judge measures it
-    (the sandbox's own limit stays the hard cap). ``files``: Codeforces' file mode (``input.txt``/``output.txt``)."""
+    (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output name]`` of file-mode problems."""
     if _load(emit, worker, req, time.monotonic() + timeout) is None:
         return 0
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
     compare = req.get("compare") or {}
     memory = req.get("memory_limit_bytes")
-    msg = {"q": "stdio", "limit": limit, "files": req.get("files") is True}
+    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None}
 
     def run_test(i, text):
         try:

@@ -14,10 +14,11 @@ format           fields it is recognised by                   tests, and the off
                                                               harness is the same): stripped text, then numbers
                                                               within 1e-5 (``np.allclose``); a tuple result is a
                                                               list, an expected value wrapped in a list matches
-``code_contests`` ``public_tests``, ``private_tests``,        stdin/stdout, all three test lists counted;
-                 ``generated_tests`` (``{input, output}``),   ``OutputsMatch`` of google-deepmind/code_contests
-                 ``name``, ``time_limit``,                    (``execution/tester_sandboxer.cc``): tokens, case
-                 ``memory_limit_bytes``                       ignored, numbers within 1e-5 absolute
+``code_contests`` ``public_tests``, ``private_tests``,        stdin/stdout (or ``input_file``/``output_file``),
+                 ``generated_tests`` (``{input, output}``),   all three test lists counted; ``OutputsMatch``
+                 ``name``, ``time_limit``,                    of google-deepmind/code_contests
+                 ``memory_limit_bytes``                       (``execution/tester_sandboxer.cc``): tokens, case
+                                                              ignored, numbers within 1e-5 absolute
 ``livecodebench`` ``public_test_cases``,                      ``stdin``: LiveCodeBench's ``grade_stdio`` (lines,
                  ``private_test_cases`` (JSON, or             else ``Decimal`` tokens); ``functional``: one JSON
                  base64(zlib(pickle(JSON)))), ``metadata``    value per input line, JSON output, a method of
@@ -280,8 +281,18 @@ def read_code_contests(row: Mapping[str, Any]) -> dict[str, Any]:
         inputs += tests["input"]
         outputs += tests["output"]
     memory = row.get("memory_limit_bytes")
+    files = None
+    if row.get("input_file") or row.get("output_file"):  # the problem reads and writes files, not stdin/stdout
+        files = (_file_name(row.get("input_file") or "input.txt"), _file_name(row.get("output_file") or "output.txt"))
     return _stdio(inputs, outputs, "code_contests", time_limit_s=limit_seconds(row.get("time_limit")),
-                  memory_limit_bytes=int(memory) if isinstance(memory, (int, float)) and memory > 0 else None)
+                  memory_limit_bytes=int(memory) if isinstance(memory, (int, float)) and memory > 0 else None,
+                  files=files)
+
+
+def _file_name(value: Any) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[\w.-]+", value) or value in (".", ".."):
+        raise TaskFormatError(f"a problem's input or output file must be a plain file name, got {value!r:.80}")
+    return value
 
 
 def read_livecodebench(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -369,7 +380,7 @@ def read_codeforces(row: Mapping[str, Any]) -> dict[str, Any]:
         raise TaskFormatError("task field 'official_tests' must be a list of {input, output}")
     fields = _stdio([t.get("input") for t in tests], [t.get("output") for t in tests], "codeforces",
                     time_limit_s=limit_seconds(row.get("time_limit")), memory_limit_bytes=limit_bytes(row.get("memory_limit")),
-                    files=row.get("input_mode") == "file")
+                    files=("input.txt", "output.txt") if row.get("input_mode") == "file" else None)
     checker = row.get("generated_checker")
     if isinstance(checker, str) and checker.strip():
         fields["default_compare"] = {"checker": checker, "language": "python", "convention": "open-r1"}

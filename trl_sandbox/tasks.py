@@ -576,7 +576,8 @@ class Task:
         default_compare: The stdout judge of the dataset's official harness.
         time_limit_s: The row's time limit per test (seconds), else None.
         memory_limit_bytes: The row's memory limit (bytes), else None.
-        files: Codeforces' file mode: the input is also ``input.txt``, the output may be ``output.txt``.
+        files: ``(input file, output file)`` of problems that read and write files (Codeforces' file mode,
+            code_contests' ``input_file``/``output_file``), else ``()``.
     """
 
     task_id: str
@@ -598,7 +599,7 @@ class Task:
     default_compare: dict[str, Any] | None = None
     time_limit_s: float | None = None
     memory_limit_bytes: int | None = None
-    files: bool = False
+    files: tuple[str, ...] = ()
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -700,7 +701,7 @@ class Task:
         common: dict[str, Any] = dict(
             dataset=dataset_format, banned_patterns=banned, compare=compare, header=spec.get("header", ""),
             default_compare=spec.get("default_compare"), time_limit_s=spec.get("time_limit_s"),
-            memory_limit_bytes=spec.get("memory_limit_bytes"), files=bool(spec.get("files")),
+            memory_limit_bytes=spec.get("memory_limit_bytes"), files=tuple(spec.get("files") or ()),
         )
         if kind == "pytest":
             test = spec["test"]
@@ -812,7 +813,7 @@ class Task:
             return {"mode": "pytest", "setup": self.setup, "tests": list(self.tests), "module": "solution", **base}
         return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs),
                 "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
-                "files": self.files, **base}
+                "files": list(self.files) or None, **base}
 
     # -- reference outputs (call tasks) --------------------------------------------------------------------------
 
