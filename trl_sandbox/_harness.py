@@ -2338,31 +2338,21 @@ def _disarm():
 
 
 def _reference_in_child(req, timeout, deadline):
-    """Reference mode in a fork of the judge server, so that task code cannot change the long-lived server.
-    Returns the records; raises _Timeout past ``deadline``."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        records = []
-        try:
-            records.append({"done": _judge_reference(records.append, None, req, timeout)})
-        except BaseException as exc:  # noqa: BLE001
-            records.append({"load": "error", "error": _describe(exc)})
-        _send(w, {"records": records})
-        os._exit(0)
-    os.close(w)
-    try:
-        return _receive(r, deadline)["records"]
-    except _WorkerDied:
-        return [{"crash": "the reference run ended early"}]
-    finally:
-        os.close(r)
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
+    """Reference mode in a fork of the judge server (:func:`_in_child`), so that task code cannot change the
+    long-lived server. Returns the records; raises _Timeout past ``deadline``."""
+
+    def run(emit):
+        emit({"done": _judge_reference(emit, None, req, timeout)})
+
+    records = []
+    for record in _in_child(run, deadline):
+        if record.get("child_error") == "it ended early":
+            records.append({"crash": "the reference run ended early"})
+        elif "child_error" in record:
+            records.append({"load": "error", "error": record["child_error"]})
+        else:
+            records.append(record)
+    return records
 
 
 def _judge_request(header, request, spawn):
