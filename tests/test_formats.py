@@ -636,3 +636,20 @@ def test_train_on_a_parquet_file_of_published_rows(tmp_path, own_sandbox_root):
     steps = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     steps = [r for r in steps if "sandbox/completions" in r]
     assert steps and all(r["sandbox/invalid_tasks"] == 0 and r["sandbox/completions"] == 4 for r in steps)
+
+
+def test_a_batch_parses_each_row_once(scorer, monkeypatch):
+    """TRL repeats each row num_generations times in a batch; a row with megabytes of compressed tests is parsed
+    once per batch, not once per completion."""
+    calls = []
+    original = Task.from_row.__func__
+
+    def counting(cls, row, task_format=None):
+        calls.append(row.get("question_id"))
+        return original(cls, row, task_format)
+
+    monkeypatch.setattr(Task, "from_row", classmethod(counting))
+    rows = [LCB_1873A] * 4 + [LCB_STDIN] * 4
+    columns = {k: [dict(r).get(k) for r in rows] for k in {k for r in rows for k in r}}
+    rewards = CodeReward(scorer)(completions=["print('NO')"] * 8, prompts=["p"] * 8, **columns)
+    assert len(rewards) == 8 and sorted(calls) == ["1873_A", "abc999_a"]

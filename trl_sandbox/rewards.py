@@ -10,6 +10,7 @@ completions of the batch are scored at once in the sandbox pool.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -40,6 +41,18 @@ def _fallback_scorer() -> Scorer:
         logger.info("trl-sandbox: no sandbox pool bound or active; starting a default local pool")
         _default_scorer = Scorer.from_config(SandboxConfig()).start()
     return _default_scorer
+
+
+def _row_key(row: dict[str, Any]) -> Any:
+    """A hashable stand-in for ``row``'s content (its task fields; the prompt does not change the task), or None
+    when a value is neither plain data nor a container of it."""
+    try:
+        return tuple(
+            (k, v if v is None or isinstance(v, (str, int, float)) else json.dumps(v, sort_keys=True))
+            for k, v in sorted(row.items()) if k != "prompt"
+        )
+    except (TypeError, ValueError):
+        return None
 
 
 def rows_from_kwargs(n: int, prompts: Sequence[Any] | None, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -235,9 +248,16 @@ class CodeReward:
         """
         rows = rows_from_kwargs(len(completions), prompts, kwargs)
         tasks: list[Task | TaskFormatError] = []
+        parsed: dict[Any, Task] = {}  # a batch repeats each row num_generations times: parse it once
         for row in rows:
+            key = _row_key(row)
+            if key is not None and key in parsed:
+                tasks.append(parsed[key])
+                continue
             try:
                 tasks.append(Task.from_row(row))
+                if key is not None:
+                    parsed[key] = tasks[-1]
             except TaskFormatError as exc:
                 exc.task_id = task_id_of(row)
                 key = str(exc)
