@@ -206,15 +206,14 @@ with Scorer(SandboxPool(backend, size=1)) as scorer:
 
 
 PACED = """
-import json, sys, time, anyio
+import json, sys, anyio
 from trl_sandbox.backends._remote import Pacer
 
 async def main():
     pacer = Pacer(20.0, key="test-account", lock_dir=sys.argv[1])
     times = []
     for _ in range(8):
-        await pacer.wait()
-        times.append(time.time())
+        times.append(await pacer.wait())  # the turn reserved: sleeping late under load does not move it
     print(json.dumps(times))
 
 anyio.run(main)
@@ -228,7 +227,7 @@ def test_creation_pacing_is_shared_by_the_processes_of_a_host(tmp_path):
              for _ in range(2)]
     times = sorted(t for p in procs for t in json.loads(p.communicate(timeout=60)[0]))
     gaps = [b - a for a, b in zip(times, times[1:])]
-    assert len(times) == 16 and min(gaps) >= 0.045, gaps
+    assert len(times) == 16 and min(gaps) >= 0.05 - 1e-6, gaps
 
 
 def test_the_package_has_no_import_cycle():

@@ -47,22 +47,30 @@ class Pacer:
             directory = lock_dir or os.environ.get("TRL_SANDBOX_LOCK_DIR") or tempfile.gettempdir()
             self.path = Path(directory) / f"trl-sandbox-pace-{os.geteuid()}-{digest}"
 
-    async def wait(self) -> None:
-        """Return when this caller's turn has come (at once when the last turn is long past)."""
+    async def wait(self) -> float:
+        """Return when this caller's turn has come (at once when the last turn is long past).
+
+        Returns:
+            The time of the turn reserved for this caller: wall-clock seconds (``time.time()``) for a shared pacer,
+            ``time.monotonic()`` seconds otherwise. Turns are at least ``1 / per_s`` apart, whatever the sleeps.
+        """
         if self._lock is None:  # made on first use: it belongs to the event loop of the caller
             self._lock = anyio.Lock()
         async with self._lock:
             if self.path is not None:
-                wait = await anyio.to_thread.run_sync(self._reserve_shared)
+                turn, wait = await anyio.to_thread.run_sync(self._reserve_shared)
             else:
                 now = time.monotonic()
-                wait = self._next - now
-                self._next = max(now, self._next) + self.interval_s
+                turn = max(now, self._next)
+                wait = turn - now
+                self._next = turn + self.interval_s
         if wait > 0:
             await anyio.sleep(wait)
+        return turn
 
-    def _reserve_shared(self) -> float:
-        """Take the next turn from the lock file (wall-clock times: shared between processes); the seconds to wait."""
+    def _reserve_shared(self) -> tuple[float, float]:
+        """Take the next turn from the lock file (wall-clock times: shared between processes); the turn's time and
+        the seconds to wait for it."""
         assert self.path is not None
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -78,7 +86,7 @@ class Pacer:
             data = repr(turn + self.interval_s).encode()
             os.ftruncate(fd, 0)
             os.pwrite(fd, data, 0)
-            return turn - now
+            return turn, turn - now
         finally:
             os.close(fd)  # releases the lock
 
