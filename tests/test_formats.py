@@ -341,6 +341,18 @@ def test_kodcode_rows(scorer):
     assert results[3].status == "error" and results[3].tests_passed == 0  # os._exit(0) is no pass
 
 
+def test_kodcode_fixtures_capsys_and_tmp_path(scorer):
+    """KodCode tests use pytest's fixtures: ``capsys`` sees what the program prints, and ``tmp_path`` is a directory
+    the program can read."""
+    row = {"question_id": "Kodcode_io", "test": (
+        "from solution import greet, count_lines\n\n"
+        "def test_prints(capsys):\n    greet('Ann')\n    assert capsys.readouterr().out == 'Hello, Ann!\\n'\n\n"
+        "def test_reads_a_file(tmp_path):\n    path = tmp_path / 'f.txt'\n    path.write_text('a\\nb\\n')\n"
+        "    assert count_lines(str(path)) == 2\n")}
+    right = "def greet(n):\n    print(f'Hello, {n}!')\n\ndef count_lines(path):\n    return len(open(path).read().splitlines())"
+    assert statuses(score(scorer, row, right, right.replace("Hello", "Hi"))) == [("passed", 2, 2), ("failed", 1, 2)]
+
+
 def test_kodcode_skips_do_not_pass(scorer):
     skipping = "import pytest\ndef two_sum(nums, target):\n    pytest.skip('no')"
     results = score(scorer, KODCODE, fence(skipping))

@@ -2136,6 +2136,17 @@ def _import_pytest():
 
 #: A read-only file pytest is pointed at, in the local backend's copy of pytest (see _pytest_in_child).
 JUDGE_ANCHOR = "test_solution.py"
+#: The worker's home when ``python harness.py`` runs as root (the worker runs as ``nobody`` there).
+_WORKER_HOME = [None]
+
+
+def _program_directory():
+    """A directory the judge may write that the program may read: the worker's home (``python harness.py`` as
+    root), the fork server's worker slot (``w`` under the judge's directory), else the shared working directory."""
+    for path in (_WORKER_HOME[0], os.path.join(os.getcwd(), "w"), os.getcwd()):
+        if path and os.path.isdir(path) and os.access(path, os.W_OK):
+            return path
+    return None
 
 
 def _pytest_key(nodeid):
@@ -2163,6 +2174,19 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     anchor = os.path.join(os.environ.get("TRL_SANDBOX_JUDGE_PATH") or "/nonexistent", JUDGE_ANCHOR)
     if not os.path.isfile(anchor):
         anchor = os.path.abspath(__file__)
+    # tmp_path and tempfile: a directory of the program's (it reads the files a test writes there), as its user.
+    shared = _program_directory()
+    if os.geteuid() == 0 and _WORKER_HOME[0] is not None:
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+    basetemp = None
+    if shared is not None:
+        import tempfile
+
+        basetemp = tempfile.mkdtemp(prefix=".pytest-", dir=shared)
+        os.environ["TMPDIR"] = basetemp
+        tempfile.tempdir = None
     os.chdir(os.path.dirname(anchor))  # pytest collects from here (a fork: the judge's directory is unchanged)
 
     class TestFile(pytest.Module):
@@ -2204,6 +2228,8 @@ def _pytest_in_child(emit, worker, req, names, timeout):
 
     argv = [anchor, "-q", "--capture=sys", "-p", "no:cacheprovider", "-p", "no:stepwise", "--noconftest", "-c", os.devnull,
             "--rootdir", os.path.dirname(anchor), "--confcutdir", os.path.dirname(anchor)]
+    if basetemp is not None:
+        argv += ["--basetemp", os.path.join(basetemp, "t")]
     if req.get("stop_on_failure") is True:
         argv.append("-x")
     saved = sys.stdout
@@ -2212,6 +2238,10 @@ def _pytest_in_child(emit, worker, req, names, timeout):
         pytest.main(argv, plugins=[Plugin()])
     finally:
         sys.stdout = saved
+        if basetemp is not None:
+            import shutil
+
+            shutil.rmtree(basetemp, ignore_errors=True)
     if not outcome and "error" in report.getvalue().lower():
         emit({"report": report.getvalue()[-2000:]})
     for i in range(len(req["tests"])):
@@ -2459,6 +2489,7 @@ def main():
 
         home = tempfile.mkdtemp(prefix="trl-sandbox-worker-")
         os.chown(home, NOBODY, NOBODY)
+        _WORKER_HOME[0] = home
     out_r, out_w = os.pipe()
     worker = _spawn_worker(result_fd, out_r, out_w, home)  # before the request is read
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
