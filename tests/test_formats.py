@@ -353,6 +353,12 @@ def test_kodcode_fixtures_capsys_and_tmp_path(scorer):
     assert statuses(score(scorer, row, right, right.replace("Hello", "Hi"))) == [("passed", 2, 2), ("failed", 1, 2)]
 
 
+def test_kodcode_solution_without_the_imported_name(scorer):
+    results = score(scorer, KODCODE, fence("def two_summ(nums, target):\n    return [0, 1]"))
+    assert statuses(results) == [("failed", 0, 4)]
+    assert "cannot import name 'two_sum'" in results[0].error
+
+
 def test_kodcode_skips_do_not_pass(scorer):
     skipping = "import pytest\ndef two_sum(nums, target):\n    pytest.skip('no')"
     results = score(scorer, KODCODE, fence(skipping))

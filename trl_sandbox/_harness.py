@@ -2242,8 +2242,12 @@ def _pytest_in_child(emit, worker, req, names, timeout):
             import shutil
 
             shutil.rmtree(basetemp, ignore_errors=True)
-    if not outcome and "error" in report.getvalue().lower():
-        emit({"report": report.getvalue()[-2000:]})
+    if not outcome:  # nothing ran: the test file did not import (the program lacks a name it imports...)
+        lines = [line for line in report.getvalue().splitlines() if line.startswith("E ")]
+        reason = lines[-1][1:].strip() if lines else "no test ran"
+        for i in range(len(req["tests"])):
+            emit({"i": i, "ok": False, "error": "the tests did not run: %s" % (reason[:400],)})
+        return
     for i in range(len(req["tests"])):
         state = outcome.get(i)
         if state is None:
