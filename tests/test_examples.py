@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,20 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 def run(script, *args, cwd, timeout=300):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=timeout)
+    # The examples use the local backend's default sandbox root, as users do: it must be empty afterwards, and is
+    # removed when this test made it.
+    root = Path(tempfile.gettempdir()) / f"trl-sandbox-{os.geteuid()}"
+    existed, left = root.exists(), []
+    try:
+        proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True,
+                              env=env, cwd=cwd, timeout=timeout)
+    finally:
+        if root.exists():
+            left = sorted(p.name for p in root.iterdir())
+            if not existed and not left:
+                root.rmdir()
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not left or existed, f"left in {root}: {left}"
     return proc.stdout
 
 
