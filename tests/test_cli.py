@@ -130,3 +130,60 @@ def test_plot_without_metrics_is_one_clear_error(tmp_path, capsys):
     (tmp_path / "metrics.jsonl").write_text('{"step": 1, "reward": 0.5, "sandbox/pass_rate": 0.25}\n{"step": 2, "rew')
     assert main(["plot", str(tmp_path), "--out", str(tmp_path / "png")]) == 0  # a truncated last line is skipped
     assert (tmp_path / "png" / "rewards.png").stat().st_size > 10_000
+
+
+# -- one clear line, exit code 2, never a traceback ------------------------------------------------------------------
+
+
+def one_line_error(result, *fragments):
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+def test_unknown_commands_and_the_version(capsys):
+    from trl_sandbox.cli import main
+
+    assert main(["bogus"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'bogus'" in err and "train, score, cleanup, plot" in err
+    assert main(["--version"]) == 0 and capsys.readouterr().out.startswith("trl-sandbox 0.")
+
+
+def test_bad_flags_are_one_line_each(tmp_path):
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": "x"}])
+    base = ("score", "--tasks", "humaneval", "--completions", samples)
+    one_line_error(cli(*base, "--backend-options", '{"nosuch": 1}'), "--backend-options", "unknown option 'nosuch'",
+                   "local backend", "root_dir")
+    result = cli(*base, "--memory-limit", "lots")
+    assert result.returncode == 2 and "not a size" in result.stderr and "Traceback" not in result.stderr
+    (tmp_path / "empty.jsonl").write_text("")
+    one_line_error(cli(*base[:3], "--completions", str(tmp_path / "empty.jsonl")), "holds no samples")
+    one_line_error(cli("score", "--tasks", str(tmp_path / "empty.jsonl"), "--completions", samples),
+                   "holds no task rows")
+    result = cli("cleanup", "--older-than", "3", "--dry-run")
+    assert result.returncode == 2 and "a number and a unit" in result.stderr
+
+
+def test_sizes_take_units(tmp_path, sandbox_root):
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--pool-size", "1", "--backend-options",
+                 opts, "--memory-limit", "512MiB", "--output-limit", "64KiB")
+    assert result.returncode == 0 and "1/1 passed" in result.stderr, result.stderr
+
+
+def test_score_config_file_gives_any_option(tmp_path, sandbox_root):
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": "daytona/sorting", "completion": "    return xs\n"}])
+    config = tmp_path / "score.yaml"
+    config.write_text(f"tasks: daytona\ncompletions: {samples}\npool_size: 1\nmemory_limit: 1GiB\n"
+                      f"backend_options: '{json.dumps({'root_dir': str(sandbox_root)})}'\n")
+    result = cli("score", "--config", str(config))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["task_id"] == "daytona/sorting"
+
+
+def test_train_without_the_hub_is_one_line(tmp_path):
+    result = cli("train", "--model", "no-such-org/no-such-model", "--max-steps", "1", "--output-dir", str(tmp_path))
+    one_line_error(result, "cannot load the model 'no-such-org/no-such-model'", "--model tiny")

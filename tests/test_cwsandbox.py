@@ -66,7 +66,7 @@ def test_missing_api_key_is_one_clear_error_before_anything_starts(monkeypatch):
     with pytest.raises(ConfigurationError, match="CWSANDBOX_API_KEY"):
         Scorer.from_config(config())
     monkeypatch.setenv("CWSANDBOX_API_KEY", "k")
-    with pytest.raises(ConfigurationError, match="unknown cwsandbox backend option"):
+    with pytest.raises(ConfigurationError, match="unknown option .image. for the cwsandbox backend; its options: .*container_image"):
         Scorer.from_config(config(options={"image": "python:3.12"}))
 
 

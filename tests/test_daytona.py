@@ -73,7 +73,7 @@ def test_missing_api_key_is_one_clear_error_before_anything_starts(monkeypatch, 
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ConfigurationError, match="DAYTONA_API_KEY"):
         Scorer.from_config(config())
-    with pytest.raises(ConfigurationError, match="unknown daytona backend option"):
+    with pytest.raises(ConfigurationError, match="unknown option .network_block. for the daytona backend; its options: .*network_block_all"):
         Scorer.from_config(config(options={"api_key": "k", "network_block": True}))
 
 
@@ -256,9 +256,10 @@ def labels_of(run, *, pid=None, host=None, age_s=0.0):
 
 
 def test_orphan_rules():
-    assert parse_age("24h") == 86400 and parse_age("90m") == 5400 and parse_age("30") == 30
-    with pytest.raises(ValueError):
-        parse_age("soon")
+    assert parse_age("24h") == 86400 and parse_age("90m") == 5400 and parse_age("30s") == 30
+    for bad in ("soon", "30", "h"):  # a bare number could be seconds or days: the unit is required
+        with pytest.raises(ValueError, match="a number and a unit"):
+            parse_age(bad)
     assert orphan_reason(labels_of("a", pid=dead_pid())) is not None
     assert orphan_reason(labels_of("a")) is None  # our own process: alive
     assert orphan_reason(labels_of("a", pid=dead_pid()), current_run="a") is None

@@ -92,3 +92,21 @@ def test_a_crash_in_one_rank_deletes_every_ranks_pool(tmp_path, own_sandbox_root
     ids = {sid for r in ranks.values() for rec in r for sid in rec["sandboxes"]}
     assert len(ids) == 4
     assert_nothing_left(own_sandbox_root, ids)
+
+
+def test_two_processes_train_on_the_default_tasks(tmp_path, own_sandbox_root):
+    """``accelerate launch ... -m trl_sandbox.cli train --model tiny``: the 2 default tasks do not fill one batch of 2
+    processes; the command repeats them to the rows ``max_steps`` needs (as the seed repeats its prompts)."""
+    accelerate = Path(sys.executable).with_name("accelerate")
+    cmd = [str(accelerate), "launch", "--config_file", str(CONFIG), "--main_process_port", str(_free_port()),
+           "-m", "trl_sandbox.cli", "train", "--model", "tiny", "--max_steps", "2", "--max_completion_length", "16",
+           "--num_generations", "2", "--per_device_train_batch_size", "4", "--sandbox_pool_size", "1",
+           "--sandbox_backend_options", json.dumps({"root_dir": str(own_sandbox_root)}),
+           "--output_dir", str(tmp_path / "run")]  # fmt: skip
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 steps in" in proc.stderr and "no training step ran" not in proc.stderr
+    steps = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in steps if "sandbox/completions" in s] == [1, 2]
+    assert list(own_sandbox_root.iterdir()) == []

@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import re
 import sys
 import time
 import types
@@ -29,8 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import SandboxConfig
-from .errors import TaskFormatError, TrlSandboxError
+from .config import SIZE_FIELDS, SandboxConfig, parse_size
+from .errors import ConfigurationError, TaskFormatError, TrlSandboxError
 
 logger = logging.getLogger("trl_sandbox")
 
@@ -114,6 +115,13 @@ def _parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected a boolean, got {text!r}")
 
 
+def _parse_size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_fields(parser: argparse.ArgumentParser, cls: type, prefix: str = "") -> None:
     for f in dataclasses.fields(cls):
         name = f.name[len(prefix) :] if prefix and f.name.startswith(prefix) else f.name
@@ -128,6 +136,8 @@ def _add_fields(parser: argparse.ArgumentParser, cls: type, prefix: str = "") ->
             kwargs["required"] = True
         if kind is bool:
             kwargs.update(type=_parse_bool, nargs="?", const=True)
+        elif f.name in SIZE_FIELDS:
+            kwargs["type"] = _parse_size
         else:
             kwargs["type"] = kind
         parser.add_argument(*flags, **kwargs)
@@ -184,14 +194,18 @@ def score_main(argv: list[str]) -> int:
                         help="Progress bars on stderr (default: when stderr is a terminal).")
     _add_fields(parser, ScoreArguments)
     _add_fields(parser, SandboxConfig, prefix="sandbox_")
-    pre, _ = parser.parse_known_args(argv)
-    if pre.config:
-        _apply_yaml(parser, pre.config, "sandbox_")
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    config_path = pre.parse_known_args(argv)[0].config  # before the required options: the file may give them
+    if config_path:
+        _apply_yaml(parser, config_path, "sandbox_")
     ns = parser.parse_args(argv)
     sandbox_fields = {f.name for f in dataclasses.fields(SandboxConfig)}
     config = SandboxConfig(**{k: v for k, v in vars(ns).items() if k in sandbox_fields})
 
     rows = load_tasks(ns.tasks, task_format=ns.task_format)
+    if not rows:
+        raise TaskFormatError(f"{ns.tasks} holds no task rows")
     tasks: dict[str, Task | TaskFormatError] = {}
     for number, row in enumerate(rows, 1):
         task_id = task_id_of(row)
@@ -207,6 +221,8 @@ def score_main(argv: list[str]) -> int:
             continue
         tasks[task.task_id] = task
     samples = _read_samples(ns.completions)
+    if not samples:
+        raise TaskFormatError(f"{ns.completions} holds no samples (one {{\"task_id\", \"completion\"}} per line)")
     missing = sorted({str(s["task_id"]) for s in samples} - set(tasks))
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
@@ -267,8 +283,13 @@ def train_main(argv: list[str]) -> int:
     ``--output-dir``. Returns the exit code."""
     import importlib.util
     import os
+    import warnings
 
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    # Deprecations inside transformers and TRL (GRPOConfig's own gradient_checkpointing default trips transformers'
+    # rename to activation_checkpointing): nothing the user of this command can act on.
+    for module in (r"transformers(\..*)?", r"trl(\..*)?"):
+        warnings.filterwarnings("ignore", category=FutureWarning, module=module)
     import torch
     from accelerate import PartialState
     from datasets import Dataset
@@ -325,6 +346,11 @@ def train_main(argv: list[str]) -> int:
         valid.append(row)
     if not valid:
         raise TaskFormatError(f"{script_args.tasks}: no row is a valid task (see the warnings above)")
+    if config.max_steps > 0:  # as the seed repeats its prompts: enough rows for every step, any number of processes
+        per_step = config.per_device_train_batch_size * state.num_processes * config.gradient_accumulation_steps
+        needed = -(-config.max_steps * per_step // config.num_generations)
+        if len(valid) < needed:
+            valid = (valid * -(-needed // len(valid)))[: max(needed, len(valid))]
     dataset = Dataset.from_list(valid)
 
     if script_args.model == "tiny":
@@ -341,9 +367,16 @@ def train_main(argv: list[str]) -> int:
     else:
         model = script_args.model
 
-    trainer = SandboxGRPOTrainer(
-        model=model, reward_funcs=[code_reward], args=config, train_dataset=dataset
-    )
+    try:
+        trainer = SandboxGRPOTrainer(
+            model=model, reward_funcs=[code_reward], args=config, train_dataset=dataset
+        )
+    except OSError as exc:  # transformers' many-line "can't load" / no hub access
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigurationError(
+            f"cannot load the model {model!r}: {first} Pass a local directory, make the hub reachable, or use "
+            "--model tiny"
+        ) from None
     start = time.perf_counter()
     trainer.train()
     elapsed = time.perf_counter() - start
@@ -457,10 +490,22 @@ def plot_main(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"score": score_main, "train": train_main, "cleanup": cleanup_main, "plot": plot_main}
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
+    commands = {"train": train_main, "score": score_main, "cleanup": cleanup_main, "plot": plot_main}
+    if argv and argv[0] in ("-V", "--version"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"trl-sandbox {version('trl-sandbox')}")
+        except PackageNotFoundError:
+            print("trl-sandbox (not installed as a package)")
+        return 0
+    if argv and argv[0] not in commands and argv[0] not in ("-h", "--help"):
+        print(f"trl-sandbox: unknown command {argv[0]!r}; use one of {', '.join(commands)} "
+              "(trl-sandbox --help)", file=sys.stderr)
+        return 2
+    if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: trl-sandbox {train,score,cleanup,plot} [options]\n\n"
+            "usage: trl-sandbox {train,score,cleanup,plot} [options] | --version\n\n"
             "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
             "  score    score completions against tasks without training (trl-sandbox score --help)\n"
             "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)\n"
@@ -472,7 +517,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return commands[argv[0]](argv[1:])
     except TrlSandboxError as exc:
-        print(f"trl-sandbox {argv[0]}: error: {exc}", file=sys.stderr)
+        message = str(exc)
+        if argv[0] in ("score", "cleanup"):  # these take the fields as flags without their prefix
+            message = re.sub(r"\bsandbox_(\w+)", lambda m: "--" + m.group(1).replace("_", "-"), message)
+        print(f"trl-sandbox {argv[0]}: error: {message}", file=sys.stderr)
         return 2
 
 

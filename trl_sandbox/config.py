@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,37 @@ def reward_table(mode: str, values: Mapping[str, Any] | None = None) -> dict[str
     return table
 
 
+#: The fields that are sizes in bytes (they also take text with a unit: see :func:`parse_size`).
+SIZE_FIELDS = ("sandbox_memory_limit", "sandbox_output_limit")
+_SIZE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
+               "ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30}
+
+
+def parse_size(value: Any) -> int:
+    """Bytes in a size: an integer, or text such as ``"1GiB"``, ``"512MiB"``, ``"2GB"``, ``"64M"``. Binary units
+    (``KiB``, ``MiB``, ``GiB``, or ``Ki``/``Mi``/``Gi``) are powers of 1024; decimal ones (``KB``, ``MB``, ``GB``,
+    or ``K``/``M``/``G``) powers of 1000, as in Kubernetes.
+
+    Raises:
+        ValueError: not a positive size.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size in bytes, got {value!r}")
+    if isinstance(value, int):
+        size = value
+    elif isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", value)
+        unit = match.group(2).lower() if match else None
+        if match is None or unit not in _SIZE_UNITS:
+            raise ValueError(f"not a size: {value!r} (bytes, or a number and a unit: 512MiB, 1GiB, 2GB)")
+        size = int(float(match.group(1)) * _SIZE_UNITS[unit])
+    else:
+        raise ValueError(f"expected a size in bytes, got {value!r}")
+    if size <= 0:
+        raise ValueError(f"a size must be positive, got {value!r}")
+    return size
+
+
 @dataclass
 class SandboxConfig:
     r"""Options of the sandbox pool and of scoring.
@@ -83,10 +115,11 @@ class SandboxConfig:
             Seconds each test (and loading the completion's program) may take.
         sandbox_completion_timeout (`float`, *optional*, defaults to `30.0`):
             Wall-clock seconds one completion's whole run (all its tests) may take.
-        sandbox_memory_limit (`int`, *optional*, defaults to `1073741824`):
-            Address-space limit of one execution, in bytes.
-        sandbox_output_limit (`int`, *optional*, defaults to `1048576`):
-            Bytes of stdout/stderr kept per execution (and of output per stdin/stdout test); the rest is cut.
+        sandbox_memory_limit (`int` or `str`, *optional*, defaults to `1073741824`):
+            Address-space limit of one execution, in bytes, or a size with a unit (see `parse_size`: `"1GiB"`).
+        sandbox_output_limit (`int` or `str`, *optional*, defaults to `1048576`):
+            Bytes of stdout/stderr kept per execution (and of output per stdin/stdout test), or a size with a unit;
+            the rest is cut.
         sandbox_create_timeout (`float`, *optional*, defaults to `120.0`):
             Seconds allowed to create the whole pool.
         sandbox_batch_deadline_s (`float`, *optional*):
@@ -142,11 +175,14 @@ class SandboxConfig:
     sandbox_completion_timeout: float = field(
         default=30.0, metadata={"help": "Wall-clock seconds one completion's whole run may take."}
     )
-    sandbox_memory_limit: int = field(
-        default=1 << 30, metadata={"help": "Address-space limit of one execution, in bytes."}
+    # `int | str | None`: HfArgumentParser then parses the flag as text ("1GiB"), converted by validate_sandbox_options.
+    sandbox_memory_limit: int | str | None = field(
+        default=1 << 30,
+        metadata={"help": "Address-space limit of one execution: bytes, or a size such as 1GiB, 512MiB, 2GB."},
     )
-    sandbox_output_limit: int = field(
-        default=1 << 20, metadata={"help": "Bytes of stdout/stderr kept per execution; the rest is cut."}
+    sandbox_output_limit: int | str | None = field(
+        default=1 << 20,
+        metadata={"help": "Output kept per execution (the rest is cut): bytes, or a size such as 1MiB."},
     )
     sandbox_create_timeout: float = field(
         default=120.0, metadata={"help": "Seconds allowed to create the whole pool."}
@@ -234,9 +270,11 @@ class SandboxConfig:
             raise ConfigurationError(
                 f"sandbox_batch_deadline_s must be a positive number of seconds, got {self.sandbox_batch_deadline_s!r}"
             )
-        for name in ("sandbox_memory_limit", "sandbox_output_limit"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
-                raise ConfigurationError(f"{name} must be a positive number of bytes, got {getattr(self, name)!r}")
+        for name in SIZE_FIELDS:
+            try:
+                setattr(self, name, parse_size(getattr(self, name)))
+            except ValueError as exc:
+                raise ConfigurationError(f"{name}: {exc}") from None
         reward_table(self.sandbox_reward, self.sandbox_reward_values)
         if not isinstance(self.sandbox_time_limit_factor, (int, float)) or self.sandbox_time_limit_factor <= 0:
             raise ConfigurationError(

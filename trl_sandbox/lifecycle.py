@@ -137,19 +137,21 @@ class Orphan:
 
 
 def parse_age(text: str) -> float:
-    """Seconds in an age such as ``"90s"``, ``"30m"``, ``"24h"``, ``"7d"`` (a bare number is seconds).
+    """Seconds in an age such as ``"90s"``, ``"30m"``, ``"24h"``, ``"7d"``. The unit is required: ``--older-than 3``
+    could mean 3 seconds or 3 days, and on a remote backend selects other hosts' sandboxes.
 
     Raises:
-        ValueError: the text is not a number with an optional ``s``/``m``/``h``/``d`` suffix.
+        ValueError: the text is not a number with an ``s``/``m``/``h``/``d`` suffix.
     """
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     text = text.strip().lower()
     scale = units.get(text[-1:], None)
-    number = text[:-1] if scale else text
     try:
-        value = float(number) * (scale or 1)
+        if scale is None:
+            raise ValueError
+        value = float(text[:-1]) * scale
     except ValueError:
-        raise ValueError(f"not an age: {text!r} (use e.g. 90s, 30m, 24h, 7d)") from None
+        raise ValueError(f"not an age: {text!r} (a number and a unit: 90s, 30m, 24h, 7d)") from None
     if value < 0:
         raise ValueError(f"an age cannot be negative: {text!r}")
     return value

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UnknownBackendError
+from ..errors import ConfigurationError, UnknownBackendError
 from .base import Backend, ExecResult, Sandbox
 
 __all__ = ["BACKENDS", "Backend", "ExecResult", "Sandbox", "get_backend"]
@@ -40,18 +40,33 @@ def get_backend(name: str | Backend, **options: Any) -> Backend:
     if name == "local":
         from .local import LocalBackend
 
-        return LocalBackend(**options)
+        return _build(LocalBackend, name, options)
     if name == "daytona":
         from .daytona import DaytonaBackend
 
-        return DaytonaBackend(**options)
+        return _build(DaytonaBackend, name, options)
     if name == "cwsandbox":
         from .cwsandbox import CWSandboxBackend
 
-        return CWSandboxBackend(**options)
+        return _build(CWSandboxBackend, name, options)
     if name == "mock":
         from .mock import installed_mock_backend
 
         return installed_mock_backend()
     known = ", ".join(f"{k!r} ({v})" for k, v in BACKENDS.items())
     raise UnknownBackendError(f"unknown sandbox backend {name!r}; available backends: {known}")
+
+
+def _build(cls: type[Backend], name: str, options: dict[str, Any]) -> Backend:
+    """``cls(**options)``, with an unknown option named in one line rather than a constructor's TypeError."""
+    import inspect
+
+    accepted = [p.name for p in inspect.signature(cls).parameters.values() if p.kind is p.KEYWORD_ONLY
+                or p.kind is p.POSITIONAL_OR_KEYWORD]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ConfigurationError(
+            f"sandbox_backend_options: unknown option{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))} for the {name} backend; its options: {', '.join(accepted)}"
+        )
+    return cls(**options)
