@@ -516,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         return commands[argv[0]](argv[1:])
+    except KeyboardInterrupt:  # Ctrl-C: the pool was closed on the way out (its sandboxes deleted); no traceback
+        print(f"trl-sandbox {argv[0]}: interrupted", file=sys.stderr)
+        return 130
     except TrlSandboxError as exc:
         message = str(exc)
         if argv[0] in ("score", "cleanup"):  # these take the fields as flags without their prefix

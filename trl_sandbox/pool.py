@@ -252,8 +252,16 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self.close()
 
     def _shutdown_portal(self) -> None:
+        portal = self._portal
         cm, self._portal_cm, self._portal = self._portal_cm, None, None
         self._ready = False
+        if portal is not None:
+            # Work still running on the loop (a batch interrupted by Ctrl-C, a signal) has no sandbox left: cancel
+            # it rather than wait for each of its completions to fail.
+            try:
+                portal.call(portal.stop, True)
+            except RuntimeError:  # the loop is already gone
+                pass
         if cm is not None:
             cm.__exit__(None, None, None)
 
@@ -272,6 +280,11 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise InfrastructureError(f"the sandbox pool did not answer within {timeout_s:.0f}s") from None
+        except concurrent.futures.CancelledError:
+            raise InfrastructureError("the sandbox pool was closed while it ran this work") from None
+        except BaseException:  # Ctrl-C (KeyboardInterrupt) in the caller: stop the work now, not after it ends
+            future.cancel()
+            raise
 
     # -- async internals (pool loop) -----------------------------------------------------------------------------
 

@@ -358,6 +358,8 @@ class Scorer:
                 return _unscored(task, "invalid_task", time.monotonic() - start, str(exc), **timing.fields())
             except InfrastructureError as exc:
                 last_error = exc
+                if self.pool.closed:  # closing (Ctrl-C, a signal, the end of training): no retry, no noise
+                    break
                 logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
         return _unscored(task, "infra_error", time.monotonic() - start, str(last_error), **timing.fields())
 
