@@ -76,3 +76,11 @@ def test_train_takes_the_reward_flags_as_score_spells_them():
             '--reward-values={"error": -0.5}']
     _script, config = parser.parse_args_and_config(_sandbox_aliases(argv))
     assert config.sandbox_reward == "all_or_nothing" and config.sandbox_reward_values == {"error": -0.5}
+
+
+def test_multi_gpu_script_without_gpus_says_so():
+    """DRY_RUN on a machine without nvidia-smi: the script's own message, not bash's "command not found"."""
+    env = {**os.environ, "DRY_RUN": "1", "PATH": "/usr/bin:/bin"}  # no nvidia-smi here
+    env.pop("GPUS_PER_NODE", None)
+    proc = subprocess.run(["bash", str(LAUNCH / "train_multi_gpu.sh")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2 and "no GPU found" in proc.stderr and "command not found" not in proc.stderr

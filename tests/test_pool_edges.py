@@ -259,3 +259,4 @@ def test_the_package_has_no_import_cycle():
     for module in sorted(graph):
         if module not in state:
             visit(module, [])
+

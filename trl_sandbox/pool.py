@@ -441,6 +441,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             await self._sweep_labels({POOL_LABEL: self.pool_id})
             if self._idle_send is not None:
                 self._idle_send.close()
+            for stream in (self._idle_receive, self._doomed_receive):
+                if stream is not None:  # closed here: one left to the garbage collector warns at interpreter exit
+                    stream.close()
             await self.backend.aclose()
 
     @asynccontextmanager

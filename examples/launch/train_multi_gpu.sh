@@ -18,13 +18,21 @@ MODEL="${MODEL:-Qwen/Qwen3-1.7B-Base}"
 TASKS="${TASKS:-daytona}"
 OUTPUT_DIR="${OUTPUT_DIR:-runs/multi_gpu}"
 BACKEND="${BACKEND:-local}"
-GPUS_PER_NODE="${GPUS_PER_NODE:-$(nvidia-smi -L | wc -l)}"
+if [[ -z "${GPUS_PER_NODE:-}" ]]; then
+    if command -v nvidia-smi >/dev/null 2>&1; then
+        GPUS_PER_NODE="$(nvidia-smi -L | wc -l)"
+    else
+        GPUS_PER_NODE=0
+    fi
+fi
 NUM_MACHINES="${NUM_MACHINES:-1}"
 MACHINE_RANK="${MACHINE_RANK:-0}"
 MAIN_PROCESS_IP="${MAIN_PROCESS_IP:-127.0.0.1}"
 MAIN_PROCESS_PORT="${MAIN_PROCESS_PORT:-29500}"
 VLLM_MEM="${VLLM_MEM:-0.3}"
-if (( GPUS_PER_NODE < 1 )); then echo "train_multi_gpu.sh: no GPU found (set GPUS_PER_NODE)" >&2; exit 2; fi
+if (( GPUS_PER_NODE < 1 )); then
+    echo "train_multi_gpu.sh: no GPU found (nvidia-smi lists none, or is missing): set GPUS_PER_NODE" >&2; exit 2
+fi
 if [[ "$BACKEND" == local ]]; then
     POOL_SIZE="${POOL_SIZE:-$(( $(nproc) / GPUS_PER_NODE > 0 ? $(nproc) / GPUS_PER_NODE : 1 ))}"
 else
