@@ -99,6 +99,20 @@ def test_labels_network_block_and_backstops_are_sent_and_every_sandbox_is_delete
     assert len(service.bodies("POST", "/toolbox/process/execute")) == 2
 
 
+def test_the_sdks_default_mode_scores_and_deletes(service, monkeypatch):
+    """Without ``use_deprecated_polling`` (what users run): the SDK tries its Socket.IO event stream, which the fake
+    does not serve (404), and falls back to polling; a pool still starts, scores, and deletes what it made. The
+    Socket.IO path itself is not faked here."""
+    monkeypatch.delenv("DAYTONA_USE_DEPRECATED_POLLING", raising=False)
+    task = Task.from_row(HE["HumanEval/0"])
+    config = SandboxConfig(sandbox_backend="daytona", sandbox_pool_size=1)
+    with Scorer.from_config(config) as scorer:
+        assert scorer.pool.backend.use_deprecated_polling is None
+        (result,) = scorer.score([task], [HE["HumanEval/0"]["canonical_solution"]])
+    assert result.status == "passed"
+    assert service.deleted[-1:] == service.created[-1:]
+
+
 def test_network_allow_list_option_is_sent(service):
     with Scorer.from_config(config(sandbox_pool_size=1, options={"network_allow_list": "10.0.0.0/8"})):
         pass
