@@ -207,3 +207,32 @@ def test_ctrl_c_on_score_stops_at_once_and_quietly(tmp_path, own_sandbox_root):
     _out, err = proc.communicate(timeout=20)  # before: about 30 s, and thousands of warnings
     assert proc.returncode == 130, err[-2000:]
     assert "interrupted" in err and "Traceback" not in err and "infrastructure error" not in err, err[-2000:]
+
+
+def test_plots_break_errors_down_and_count_whole_steps(tmp_path):
+    from trl_sandbox.cli import main
+
+    lines = []
+    for step in (1, 2, 3):
+        lines.append(json.dumps({"step": step, "reward": 0.1 * step, "reward_std": 0.1, "sandbox/pass_rate": 0.25,
+                                 "sandbox/tests_pass_rate": 0.25, "sandbox/completions": 8.0, "sandbox/errors": 3.0,
+                                 "sandbox/errors_syntax": 1.0, "sandbox/errors_runtime": 1.0,
+                                 "sandbox/errors_exit": 1.0, "sandbox/timeouts": 1.0}))
+    (tmp_path / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["plot", str(tmp_path), "--out", str(tmp_path / "png")]) == 0
+    assert (tmp_path / "png" / "statuses.png").stat().st_size > 10_000
+
+
+def test_error_kinds_in_the_metrics():
+    from trl_sandbox.rewards import error_kind, score_metrics
+    from trl_sandbox.scoring import ScoreResult
+
+    def result(error):
+        return ScoreResult("t", -1.0, False, 0, 1, "error", 0.1, error)
+
+    results = [result("SyntaxError: invalid syntax"), result("empty completion"), result("NameError: name 'x'"),
+               result("the program ended the test run early (exit code 0)"), result("SystemExit: 3")]
+    assert [error_kind(r) for r in results] == ["syntax", "syntax", "runtime", "exit", "exit"]
+    metrics = score_metrics(results, 1.0)
+    assert (metrics["sandbox/errors_syntax"], metrics["sandbox/errors_runtime"], metrics["sandbox/errors_exit"]) == (
+        2.0, 1.0, 2.0)

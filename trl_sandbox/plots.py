@@ -9,7 +9,8 @@
 - ``sandbox_time.png``: seconds per step spent scoring (``sandbox/batch_seconds``), per completion in its sandbox
   (``sandbox/exec_seconds_mean`` and ``_p95``) and waiting for a sandbox (``sandbox/queue_seconds_mean``), with
   the whole step (``step_time``) for scale;
-- ``statuses.png``: completions per step by outcome (timeouts, errors, banned, infra errors, cancelled...).
+- ``statuses.png``: completions per step by outcome (passed, failed, timeouts, errors by kind: syntax, runtime,
+  exit; banned, infra errors, cancelled...).
 
 matplotlib is imported only when plotting.
 """
@@ -27,7 +28,9 @@ __all__ = ["PlotError", "plot_run", "read_metrics"]
 
 _STATUS_SERIES = {
     "sandbox/timeouts": "timeout",
-    "sandbox/errors": "error",
+    "sandbox/errors_syntax": "error: syntax",
+    "sandbox/errors_runtime": "error: runtime",
+    "sandbox/errors_exit": "error: exit",
     "sandbox/banned": "banned",
     "sandbox/infra_errors": "infra error",
     "sandbox/invalid_tasks": "invalid task",
@@ -106,7 +109,13 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int
     written: list[Path] = []
     title = base.resolve().name
 
+    from matplotlib.ticker import MaxNLocator
+
     def save(fig: Any, name: str) -> None:
+        for ax in fig.axes:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
+            if ax.get_legend_handles_labels()[0]:  # beside the plot, never over its lines or bars
+                ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
         fig.tight_layout()
         path = out / name
         fig.savefig(path, dpi=dpi)
@@ -130,11 +139,12 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int
         top.set_title(f"{title}: reward per step")
         top.grid(alpha=0.3)
         top.legend(loc="best", fontsize="small")
-        for key, label, color in (("sandbox/pass_rate", "pass rate (all tests)", "C2"),
-                                  ("sandbox/tests_pass_rate", "tests passed", "C3")):
+        # Distinct line styles and markers: the two often coincide (every completion passes all or none).
+        for key, label, color, style, marker in (("sandbox/pass_rate", "pass rate (all tests)", "C2", "-", "o"),
+                                                 ("sandbox/tests_pass_rate", "tests passed", "C3", "--", "x")):
             s, v = _series(records, key)
             if s:
-                bottom.plot(s, v, marker="o", markersize=3, label=label, color=color)
+                bottom.plot(s, v, marker=marker, markersize=5, label=label, color=color, linestyle=style)
         bottom.set_ylim(-0.02, 1.02)
         bottom.set_ylabel("fraction")
         bottom.set_xlabel("step")
@@ -182,7 +192,17 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int
             passed = [p * s for p, s in zip(pass_rate, scored)]
             ax.bar(steps, passed, label="passed", color="C2")
             bottom_values = passed
-        for i, (key, label) in enumerate(_STATUS_SERIES.items()):
+            logged = [r for r in records if "sandbox/completions" in r]
+            others = ("sandbox/timeouts", "sandbox/errors", "sandbox/banned", "sandbox/unserializable")
+            failed = [max(0.0, s - p - sum(_value(r, k) for k in others)) for s, p, r in zip(scored, passed, logged)]
+            if any(failed):
+                ax.bar(steps, failed, bottom=bottom_values, label="failed (some tests)", color="C1")
+                bottom_values = [b + f for b, f in zip(bottom_values, failed)]
+        series = dict(_STATUS_SERIES)
+        if not any("sandbox/errors_syntax" in r for r in records):  # a run logged before errors were broken down
+            series = {("sandbox/errors" if k == "sandbox/errors_syntax" else k): ("error" if k.endswith("syntax")
+                      else v) for k, v in series.items() if k not in ("sandbox/errors_runtime", "sandbox/errors_exit")}
+        for i, (key, label) in enumerate(series.items()):
             values = [_value(r, key) for r in records if "sandbox/completions" in r]
             if any(values):
                 ax.bar(steps, values, bottom=bottom_values, label=label, color=f"C{i + 3}")

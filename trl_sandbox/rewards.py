@@ -25,7 +25,7 @@ from .tasks import Task, task_id_of
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["METRICS", "CodeReward", "code_reward", "percentile", "score_metrics"]
+__all__ = ["METRICS", "CodeReward", "code_reward", "error_kind", "percentile", "score_metrics"]
 
 # Keyword arguments TRL passes that are not dataset columns.
 _TRL_KWARGS = {"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"}
@@ -75,6 +75,9 @@ METRICS = {
     "sandbox/tests_pass_rate": "fraction of tests passed, over the scored completions",
     "sandbox/timeouts": "completions that ran past a time limit",
     "sandbox/errors": "completions that did not load, crashed or ended the test run early",
+    "sandbox/errors_syntax": "errors that are empty or do not parse (SyntaxError, IndentationError)",
+    "sandbox/errors_runtime": "errors that raised while loading (NameError, ImportError...)",
+    "sandbox/errors_exit": "errors that ended the run early (sys.exit, os._exit, a crash of the program's process)",
     "sandbox/banned": "completions that used a banned pattern (not run)",
     "sandbox/infra_errors": "completions the infrastructure failed to score (reward None)",
     "sandbox/invalid_tasks": "completions of malformed task rows (reward None)",
@@ -88,6 +91,24 @@ METRICS = {
     "sandbox/completions_per_second": "completions scored per second of batch_seconds",
     "sandbox/pool_size": "live sandboxes in the process's pool after the batch",
 }
+
+
+_SYNTAX_ERRORS = ("SyntaxError", "IndentationError", "TabError", "empty completion")
+_EXIT_ERRORS = ("ended the test run early", "ended the worker")
+
+
+def error_kind(result: ScoreResult) -> str | None:
+    """What kind of ``error`` a result is: ``syntax`` (empty, or does not parse), ``exit`` (ended the run early:
+    ``sys.exit``, ``os._exit``, a crash of the program's process) or ``runtime`` (raised while loading); None for
+    other statuses."""
+    if result.status != "error":
+        return None
+    text = result.error or ""
+    if text.startswith(_SYNTAX_ERRORS):
+        return "syntax"
+    if text.startswith("SystemExit") or any(marker in text for marker in _EXIT_ERRORS):
+        return "exit"
+    return "runtime"
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -119,6 +140,8 @@ def score_metrics(
         "sandbox/tests_pass_rate": sum(r.tests_passed for r in scored) / tests_total if tests_total else 0.0,
         "sandbox/timeouts": float(counts["timeout"]),
         "sandbox/errors": float(counts["error"]),
+        **{f"sandbox/errors_{kind}": float(sum(error_kind(r) == kind for r in results))
+           for kind in ("syntax", "runtime", "exit")},
         "sandbox/banned": float(counts["banned"]),
         "sandbox/infra_errors": float(counts["infra_error"]),
         "sandbox/invalid_tasks": float(counts["invalid_task"]),
