@@ -69,18 +69,22 @@ class TrainArguments:
     Parameters:
         model: Model id or path, or ``tiny`` for a tiny random Qwen3 model with a locally trained tokenizer (CPU,
             no hub access).
-        tasks: Bundled task set (``daytona``, ``humaneval``) or a task file (``.jsonl[.gz]``, ``.parquet``).
+        tasks: Bundled task set (``quickstart``, ``daytona``, ``humaneval``) or a task file (``.jsonl[.gz]``,
+            ``.parquet``). Default: ``quickstart`` with ``--model tiny``, else ``daytona``.
         task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
         chat: Conversational prompts for instruct models (:func:`trl_sandbox.tasks.chat_rows`).
+        warm_start_steps: With ``--model tiny`` on the ``quickstart`` tasks: supervised steps on their ``warmup``
+            split before GRPO on their ``rl`` split (see :mod:`trl_sandbox.tiny`).
     """
 
     model: str = field(
         default="Qwen/Qwen3-1.7B-Base",
         metadata={"help": "Model id or path, or 'tiny' for a tiny random Qwen3 model (CPU, no hub access)."},
     )
-    tasks: str = field(
-        default="daytona",
-        metadata={"help": "Bundled task set (daytona, humaneval) or a task file (.jsonl[.gz] or .parquet)."},
+    tasks: str | None = field(
+        default=None,
+        metadata={"help": "Bundled task set (quickstart, daytona, humaneval) or a task file (.jsonl[.gz] or .parquet). "
+                          "Default: quickstart with --model tiny, else daytona."},
     )
     task_format: str | None = field(
         default=None, metadata={"help": "Format of every task row (see trl_sandbox.formats); default: detected."}
@@ -88,6 +92,11 @@ class TrainArguments:
     chat: bool = field(
         default=False,
         metadata={"help": "Give the model conversational prompts (instruct models): see trl_sandbox.tasks.chat_rows."},
+    )
+    warm_start_steps: int = field(
+        default=100,
+        metadata={"help": "--model tiny on the quickstart tasks: supervised steps on the warm-up split before GRPO "
+                          "on the held-apart split (0: none)."},
     )
 
 
@@ -322,6 +331,10 @@ def train_main(argv: list[str]) -> int:
         report_to="none",
         save_strategy="no",
     )
+    tiny = any(a == "tiny" and i and argv[i - 1] == "--model" for i, a in enumerate(argv)) or "--model=tiny" in argv
+    if tiny:  # the quick start (see trl_sandbox.tiny): short answers, a tiny model's learning rate, no KL term
+        defaults.update(num_generations=8, per_device_train_batch_size=32, max_completion_length=12, max_steps=300,
+                        learning_rate=1e-3, beta=0.0)
     if cuda:
         defaults.update(bf16=True, gradient_checkpointing=True)
         if importlib.util.find_spec("vllm") is not None:
@@ -331,13 +344,17 @@ def train_main(argv: list[str]) -> int:
     parser.set_defaults(**defaults)
     script_args, config = parser.parse_args_and_config(_sandbox_aliases(argv))
 
-    rows = load_tasks(script_args.tasks, task_format=script_args.task_format, chat=script_args.chat)
+    tasks_name = script_args.tasks or ("quickstart" if script_args.model == "tiny" else "daytona")
+    quickstart = tasks_name == "quickstart"
+    rows = load_tasks(tasks_name, task_format=script_args.task_format, chat=script_args.chat)
+    if quickstart:  # GRPO on the held-apart split; the warm-up split is the warm start's (below)
+        rows = [r for r in rows if r.get("split") == "rl"]
     valid = []
     for number, row in enumerate(rows, 1):
         try:
             Task.from_row(row)  # malformed rows are left out now, rather than scored None mid-training
         except TaskFormatError as exc:
-            logger.warning("trl-sandbox train: %s: row %d (%s) left out: %s", script_args.tasks, number,
+            logger.warning("trl-sandbox train: %s: row %d (%s) left out: %s", tasks_name, number,
                            task_id_of(row) or "no id", exc)
             continue
         row.pop("canonical_solution", None)
@@ -345,7 +362,7 @@ def train_main(argv: list[str]) -> int:
             row["prompt"] = problem_prompt(row)
         valid.append(row)
     if not valid:
-        raise TaskFormatError(f"{script_args.tasks}: no row is a valid task (see the warnings above)")
+        raise TaskFormatError(f"{tasks_name}: no row is a valid task (see the warnings above)")
     if config.max_steps > 0:  # as the seed repeats its prompts: enough rows for every step, any number of processes
         per_step = config.per_device_train_batch_size * state.num_processes * config.gradient_accumulation_steps
         needed = -(-config.max_steps * per_step // config.num_generations)
@@ -360,6 +377,15 @@ def train_main(argv: list[str]) -> int:
         model_dir = os.path.join(config.output_dir, "tiny-init")
         if trainer_is_main():
             tiny_model, tiny_tokenizer = build_tiny_model(seed=config.seed)
+            if quickstart and script_args.warm_start_steps > 0:
+                from .tiny import quickstart_tasks, warm_start
+
+                warmup = quickstart_tasks("warmup")
+                losses = warm_start(tiny_model, tiny_tokenizer, warmup, steps=script_args.warm_start_steps,
+                                    seed=config.seed)
+                print(f"trl-sandbox train: warm start: {len(losses)} supervised steps on the {len(warmup)} warm-up "
+                      f"tasks' solutions (loss {losses[0]:.2f} -> {losses[-1]:.2f}); GRPO on the {len(rows)} "
+                      "held-apart tasks, whose solutions the model never saw", file=sys.stderr)
             tiny_model.save_pretrained(model_dir)
             tiny_tokenizer.save_pretrained(model_dir)
         wait_for_everyone()

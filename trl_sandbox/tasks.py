@@ -975,6 +975,7 @@ def _has_test(line: str) -> bool:
 BUNDLED_TASKS = {
     "daytona": "daytona_tasks.jsonl",
     "humaneval": "HumanEval.jsonl.gz",
+    "quickstart": "quickstart_tasks.jsonl",
 }
 
 
