@@ -181,3 +181,18 @@ def test_result_carries_timings_and_the_end_of_the_output(scorer):
     assert result.status == "failed" and result.exec_s > 0 and result.queue_s >= 0 and result.retries == 0
     assert "boom" in result.error
     assert len(result.output) == 1000 and result.output.endswith("xxx\nthe end\n")
+
+
+def test_the_quickstart_tasks_pass_with_their_solutions_and_fail_without(scorer):
+    """The bundled quick-start family: 54 tasks, 36 warm-up and 18 held apart; each reference solution passes its
+    tests, and a neighbour's (the constant of another task) does not."""
+    from trl_sandbox import Task
+    from trl_sandbox.tiny import quickstart_tasks
+
+    rows = quickstart_tasks()
+    assert len(rows) == 54 and len(quickstart_tasks("rl")) == 18 and len(quickstart_tasks("warmup")) == 36
+    tasks = [Task.from_row(r) for r in rows]
+    right = scorer.score(tasks, [r["canonical_solution"] for r in rows])
+    wrong = scorer.score(tasks, [rows[i - 1]["canonical_solution"] for i in range(len(rows))])
+    assert all(r.status == "passed" for r in right)
+    assert not any(r.status == "passed" for r in wrong)

@@ -338,7 +338,7 @@ def train_main(argv: list[str]) -> int:
     if cuda:
         defaults.update(bf16=True, gradient_checkpointing=True)
         if importlib.util.find_spec("vllm") is not None:
-            defaults.update(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.15)
+            defaults.update(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.3)  # as the scripts
     else:
         defaults.update(use_cpu=True, bf16=False)
     parser.set_defaults(**defaults)
