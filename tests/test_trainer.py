@@ -257,3 +257,16 @@ def test_the_plain_grpo_trainer_recipe_exits_quietly(tmp_path, own_sandbox_root)
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0 and "trained" in proc.stdout, proc.stderr[-3000:]
     assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_the_config_runs_on_a_cpu_as_written(tmp_path):
+    """``SandboxGRPOConfig(output_dir=...)`` as the README writes it: TRL's default bf16 fails without a GPU; ours is
+    off there unless asked for."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: bf16 stays TRL's default there")
+    config = SandboxGRPOConfig(output_dir=str(tmp_path))
+    assert config.bf16 is False
+    with pytest.raises(ValueError, match="bf16"):
+        SandboxGRPOConfig(output_dir=str(tmp_path), bf16=True)  # asked for: TRL's own check stands

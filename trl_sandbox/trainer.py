@@ -35,7 +35,9 @@ class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
     fields of :class:`trl_sandbox.config.SandboxConfig` (backend and options, pool size, per-test and
     per-completion timeouts in seconds, memory limit and output cap in bytes, concurrency).
 
-    Parses from the command line and YAML with ``trl.TrlParser`` like any TRL config.
+    Parses from the command line and YAML with ``trl.TrlParser`` like any TRL config. One default differs: on a
+    machine without a GPU, an unset ``bf16`` is False (TRL's ``GRPOConfig`` sets it to True, which fails there), so the
+    same config runs on a CPU and on a GPU.
 
     Raises:
         ConfigurationError: a ``sandbox_*`` value is invalid (see
@@ -43,8 +45,20 @@ class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
     """
 
     def __post_init__(self) -> None:
+        if self.bf16 is None and not self.fp16 and not _has_accelerator():
+            # TRL turns an unset bf16 on, which a machine without a GPU refuses ("Your setup doesn't support
+            # bf16/gpu"): the same config then runs on a laptop and on a GPU node. Set bf16 to choose.
+            self.bf16 = False
         GRPOConfig.__post_init__(self)  # TrainingArguments does not chain __post_init__ to our mixin
         self.validate_sandbox_options()
+
+
+def _has_accelerator() -> bool:
+    """Whether torch sees a device that trains in bf16 (CUDA, XPU or Apple's MPS)."""
+    import torch
+
+    return bool(torch.cuda.is_available() or getattr(torch, "xpu", None) and torch.xpu.is_available()
+                or getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
 
 
 def _label_value(text: str) -> str:
