@@ -373,8 +373,6 @@ def read_rstar(row: Mapping[str, Any]) -> dict[str, Any]:
 def read_codeforces(row: Mapping[str, Any]) -> dict[str, Any]:
     """open-r1 ``codeforces``: ``official_tests`` (``[{input, output}]``), ``generated_checker`` (a Python checker
     in open-r1's convention), ``time_limit`` (seconds), ``memory_limit`` (megabytes), ``input_mode``."""
-    if _interactive(row):
-        raise TaskFormatError("interactive problems are not supported")
     tests = _json_field(row, "official_tests")
     if not isinstance(tests, list) or not all(isinstance(t, Mapping) for t in tests):
         raise TaskFormatError("task field 'official_tests' must be a list of {input, output}")

@@ -618,9 +618,7 @@ class Task:
         if not isinstance(row, Mapping):
             raise TaskFormatError(f"a task must be a mapping (dataset row), got {type(row).__name__}")
         task_format = task_format or row.get("task_format") or None
-        if task_format is not None and task_format not in DATASET_FORMATS and task_format not in FORMATS:
-            raise TaskFormatError(f"unknown task format {task_format!r}; known: "
-                                  f"{', '.join([*DATASET_FORMATS, *FORMATS])}")
+        _check_task_format(task_format)
         compare = parse_compare(row.get("compare"))
         banned = _str_list(row, "banned_patterns", required=False)
         dataset_format = task_format if task_format in DATASET_FORMATS else None
@@ -918,6 +916,12 @@ class Task:
         return Verdict("passed" if passed == total else "failed", passed, total, first_error)
 
 
+def _check_task_format(task_format: str | None) -> None:
+    """Raise :class:`TaskFormatError` naming the known formats when ``task_format`` is set and is none of them."""
+    if task_format is not None and task_format not in DATASET_FORMATS and task_format not in FORMATS:
+        raise TaskFormatError(f"unknown task format {task_format!r}; known: {', '.join([*DATASET_FORMATS, *FORMATS])}")
+
+
 def _own_format(row: Mapping[str, Any]) -> str | None:
     """Which of trl-sandbox's own formats (:data:`FORMATS`) ``row`` is, from its fields, else None."""
     if row.get("test_list") is not None:
@@ -1156,8 +1160,7 @@ def load_tasks(
         TaskFormatError: the file is missing or unreadable, a line or row is not a JSON object (the message gives
             the line number), or ``task_format`` is unknown.
     """
-    if task_format is not None and task_format not in DATASET_FORMATS and task_format not in FORMATS:
-        raise TaskFormatError(f"unknown task format {task_format!r}; known: {', '.join([*DATASET_FORMATS, *FORMATS])}")
+    _check_task_format(task_format)
     if isinstance(source, (str, Path)):
         name = str(source)
         path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
