@@ -16,7 +16,7 @@ completion twice: with the rows as published (string prompts), and as an instruc
 ``prompt`` with the code in ``starter_code``, the completion an assistant message).
 
 Samples are JSON lines ``{"task_id", "completion"}`` (raw model output), or MapCoder's result files (``responses``,
-and for MultiPL-E MBPP its own rows); ``--mbpp`` is ``sanitized-mbpp.json`` from google-research/mbpp. The README's
+and for MultiPL-E MBPP its own rows); ``--mbpp`` is ``sanitized-mbpp.json`` from google-research/mbpp. docs/performance.md's
 figures come from the raw responses published by MapCoder-Reproduction (Qwen2.5 Coder models, five prompting
 strategies):
 

@@ -1,6 +1,6 @@
 """Add your own coding task, as the ``TASKS`` dictionary of TRL's Daytona example allowed.
 
-A task is a dataset row (a dict); its format is detected from its fields (see "Task formats" in the README). This
+A task is a dataset row (a dict); its format is detected from its fields (see docs/tasks.md and docs/datasets.md). This
 script writes two new tasks in the call-based format of the Daytona example (the tests are arguments; the expected
 outputs come from a reference function, run in its own sandbox, never in the model's), checks them with
 ``Task.from_row`` (a malformed task is one clear error), scores a right, a wrong and a banned completion for each,

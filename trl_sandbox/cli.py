@@ -28,7 +28,7 @@ import types
 import typing
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from .config import SIZE_FIELDS, SandboxConfig, parse_size
 from .errors import ConfigurationError, TaskFormatError, TrlSandboxError
@@ -180,6 +180,18 @@ def _apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None
 # -- score -------------------------------------------------------------------------------------------------------
 
 
+def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make ``parser`` report a bad command line as one :class:`ConfigurationError` line (printed by :func:`main`,
+    exit code 2) instead of argparse's usage block, which for ``train`` lists several hundred options."""
+
+    def error(message: str) -> NoReturn:
+        command = parser.prog.split()[-1]
+        raise ConfigurationError(f"{message} (trl-sandbox {command} --help lists the options)")
+
+    parser.error = error  # type: ignore[method-assign]
+    return parser
+
+
 def _read_samples(path: str) -> list[dict[str, Any]]:
     from .tasks import read_jsonl
 
@@ -195,15 +207,15 @@ def score_main(argv: list[str]) -> int:
     from .scoring import Scorer
     from .tasks import Task, load_tasks, task_id_of
 
-    parser = argparse.ArgumentParser(
+    parser = _one_line_errors(argparse.ArgumentParser(
         prog="trl-sandbox score", description="Score completions against tasks in sandboxes, without training."
-    )
+    ))
     parser.add_argument("--config", help="YAML file with any of these options (command line wins).")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="Progress bars on stderr (default: when stderr is a terminal).")
     _add_fields(parser, ScoreArguments)
     _add_fields(parser, SandboxConfig, prefix="sandbox_")
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = _one_line_errors(argparse.ArgumentParser(prog="trl-sandbox score", add_help=False))
     pre.add_argument("--config")
     config_path = pre.parse_known_args(argv)[0].config  # before the required options: the file may give them
     if config_path:
@@ -302,9 +314,11 @@ def train_main(argv: list[str]) -> int:
     import torch
     from accelerate import PartialState
     from datasets import Dataset
+    from huggingface_hub.errors import HFValidationError
     from trl import TrlParser
 
     from .rewards import code_reward
+    from .scoring import Scorer
     from .tasks import Task, load_tasks, problem_prompt, task_id_of
     from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
 
@@ -316,7 +330,7 @@ def train_main(argv: list[str]) -> int:
     def wait_for_everyone() -> None:
         state.wait_for_everyone()
 
-    parser = TrlParser((TrainArguments, SandboxGRPOConfig), prog="trl-sandbox train")
+    parser = _one_line_errors(TrlParser((TrainArguments, SandboxGRPOConfig), prog="trl-sandbox train"))
     cuda = torch.cuda.is_available()
     defaults: dict[str, Any] = dict(
         output_dir="trl-sandbox-output",
@@ -342,27 +356,40 @@ def train_main(argv: list[str]) -> int:
     else:
         defaults.update(use_cpu=True, bf16=False)
     parser.set_defaults(**defaults)
-    script_args, config = parser.parse_args_and_config(_sandbox_aliases(argv))
+    try:
+        script_args, config = parser.parse_args_and_config(_sandbox_aliases(argv))
+    except ConfigurationError:
+        raise
+    except ValueError as exc:  # an unknown flag, or a check of GRPOConfig.__post_init__ (many lines for some)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        unknown = re.search(r"not used by the HfArgumentParser: (\[.*\])", message)
+        if unknown:
+            message = f"unknown options {unknown.group(1)} (trl-sandbox train --help lists the options)"
+        raise ConfigurationError(message) from None
+    Scorer.from_config(config)  # the backend name, options and API key checked now, not after the warm start
 
     tasks_name = script_args.tasks or ("quickstart" if script_args.model == "tiny" else "daytona")
     quickstart = tasks_name == "quickstart"
     rows = load_tasks(tasks_name, task_format=script_args.task_format, chat=script_args.chat)
     if quickstart:  # GRPO on the held-apart split; the warm-up split is the warm start's (below)
         rows = [r for r in rows if r.get("split") == "rl"]
-    valid = []
+    valid, left_out = [], []
     for number, row in enumerate(rows, 1):
         try:
             Task.from_row(row)  # malformed rows are left out now, rather than scored None mid-training
         except TaskFormatError as exc:
-            logger.warning("trl-sandbox train: %s: row %d (%s) left out: %s", tasks_name, number,
-                           task_id_of(row) or "no id", exc)
+            left_out.append(f"row {number} ({task_id_of(row) or 'no id'}): {exc}")
             continue
         row.pop("canonical_solution", None)
         if not isinstance(row.get("prompt"), (str, list)):  # a public dataset's row: its statement is the prompt
             row["prompt"] = problem_prompt(row)
         valid.append(row)
-    if not valid:
-        raise TaskFormatError(f"{tasks_name}: no row is a valid task (see the warnings above)")
+    if left_out:  # one line, however many rows: the first reason, and a count
+        more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""
+        if not valid:
+            raise TaskFormatError(f"{tasks_name}: no row is a valid task; {left_out[0]}{more}")
+        logger.warning("trl-sandbox train: %s: %d of %d rows left out; %s%s", tasks_name, len(left_out), len(rows),
+                       left_out[0], more)
     if config.max_steps > 0:  # as the seed repeats its prompts: enough rows for every step, any number of processes
         per_step = config.per_device_train_batch_size * state.num_processes * config.gradient_accumulation_steps
         needed = -(-config.max_steps * per_step // config.num_generations)
@@ -397,8 +424,10 @@ def train_main(argv: list[str]) -> int:
         trainer = SandboxGRPOTrainer(
             model=model, reward_funcs=[code_reward], args=config, train_dataset=dataset
         )
-    except OSError as exc:  # transformers' many-line "can't load" / no hub access
+    except (OSError, HFValidationError) as exc:  # transformers' many-line "can't load", no hub, a bad repo id
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if model.startswith((".", "/", "~")) and not os.path.isdir(os.path.expanduser(model)):
+            first = "no such directory."
         raise ConfigurationError(
             f"cannot load the model {model!r}: {first} Pass a local directory, make the hub reachable, or use "
             "--model tiny"
@@ -437,12 +466,12 @@ def cleanup_main(argv: list[str]) -> int:
     from .backends import get_backend
     from .lifecycle import find_orphans, parse_age
 
-    parser = argparse.ArgumentParser(
+    parser = _one_line_errors(argparse.ArgumentParser(
         prog="trl-sandbox cleanup",
         description="Delete sandboxes that trl-sandbox created for runs that are over. Selected: sandboxes of "
         "--run-id; else those whose process on this host is gone, plus (with --older-than) those created longer "
         "ago than that on any host. A live run's sandboxes on this host are never selected.",
-    )
+    ))
     parser.add_argument("--backend", default="local", help="Backend name (local, daytona, cwsandbox). Default: local.")
     parser.add_argument("--backend-options", default=None, help="Backend constructor options as a JSON object.")
     parser.add_argument("--run-id", default=None,
@@ -452,11 +481,12 @@ def cleanup_main(argv: list[str]) -> int:
     parser.add_argument("--dry-run", action="store_true", help="List what would be deleted; delete nothing.")
     ns = parser.parse_args(argv)
     if ns.run_id and ns.older_than:
-        parser.error("--run-id selects one run's sandboxes whatever their age: use one of --run-id, --older-than")
+        raise ConfigurationError("--run-id selects one run's sandboxes whatever their age: use one of --run-id, "
+                                 "--older-than")
     try:
         older_than_s = parse_age(ns.older_than) if ns.older_than else None
     except ValueError as exc:
-        parser.error(str(exc))
+        raise ConfigurationError(f"--older-than: {exc}") from None
     options = SandboxConfig(sandbox_backend=ns.backend, sandbox_backend_options=ns.backend_options)
     backend = get_backend(ns.backend, **(options.sandbox_backend_options or {}))
 
@@ -499,11 +529,11 @@ def plot_main(argv: list[str]) -> int:
     when the run has no metrics."""
     from .plots import plot_run
 
-    parser = argparse.ArgumentParser(
+    parser = _one_line_errors(argparse.ArgumentParser(
         prog="trl-sandbox plot",
         description="Draw reward and pass rate over steps, sandbox time per step, and outcomes per step, from "
         "RUN_DIR/metrics.jsonl, to PNG files.",
-    )
+    ))
     parser.add_argument("run_dir", help="The output_dir of a training run (or its metrics.jsonl).")
     parser.add_argument("--out", default=None, help="Directory for the PNG files. Default: RUN_DIR/plots.")
     parser.add_argument("--dpi", type=int, default=120, help="Resolution (figures are 10x7 inches). Default 120.")

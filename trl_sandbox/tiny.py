@@ -152,6 +152,6 @@ def warm_start(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], *, st
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
-        losses.append(float(loss))
+        losses.append(loss.item())
     model.eval()
     return losses

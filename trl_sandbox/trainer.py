@@ -173,7 +173,9 @@ class SandboxGRPOTrainer(GRPOTrainer):
         self._bound_rewards = [f.bind(self.scorer) if isinstance(f, CodeReward) and f.scorer is None else f for f in funcs]
         self._previous_scorer: Scorer | None = None
         super().__init__(model, self._bound_rewards, args, *trainer_args, **trainer_kwargs)
-        self.add_callback(SandboxPoolCallback(self))
+        # First among the callbacks, so that the pool is up (and its readiness line logged) before transformers'
+        # ProgressCallback draws the training bar: a line logged under a drawn bar is glued to it.
+        self.callback_handler.callbacks.insert(0, SandboxPoolCallback(self))
         self.add_callback(MetricsJsonlCallback(os.path.join(self.args.output_dir, "metrics.jsonl"), self))
 
     def train(self, *args: Any, **kwargs: Any) -> Any:

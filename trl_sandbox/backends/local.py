@@ -5,7 +5,7 @@ A local sandbox is a directory: ``{root_dir}/{id}/`` holds ``labels.json``, ``fi
 execution, removed when it ends). Every execution is a fresh process started by the trusted launcher
 (``_launcher.py``), which puts it in new namespaces with a tmpfs scratch, joins the sandbox's cgroups, sets rlimits,
 drops privileges, applies Landlock (``_landlock.py``) and seccomp (``_seccomp.py``) and runs it with a fixed minimal
-environment. See :class:`LocalBackend` for the layers and the README's security model for what each one holds.
+environment. See :class:`LocalBackend` for the layers and docs/security.md for what each one holds.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def _rmtree(path: Path) -> None:
 class LocalBackend(Backend):
     """Runs each execution in a fresh, isolated process on this machine.
 
-    Isolation layers, each detected at :meth:`start` and named in :meth:`describe` (see the README's security model):
+    Isolation layers, each detected at :meth:`start` and named in :meth:`describe` (see docs/security.md):
 
     - namespaces: new network (no interface up), PID (the code's first process is PID 1: at exit or timeout the
       kernel kills everything it started), IPC, UTS and mount namespaces; in a user namespace when not root;
