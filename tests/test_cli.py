@@ -268,7 +268,8 @@ def test_error_kinds_in_the_metrics():
 
     results = [result("SyntaxError: invalid syntax"), result("empty completion"), result("NameError: name 'x'"),
                result("the program ended the test run early (exit code 0)"), result("SystemExit: 3")]
-    assert [error_kind(r) for r in results] == ["syntax", "syntax", "runtime", "exit", "exit"]
+    results.append(ScoreResult("t", -1.0, False, 0, 1, "compile_error", 0.1, "main.cpp:1:20: error: 'x' was not declared"))
+    assert [error_kind(r) for r in results] == ["syntax", "syntax", "runtime", "exit", "exit", "compile"]
     metrics = score_metrics(results, 1.0)
-    assert (metrics["sandbox/errors_syntax"], metrics["sandbox/errors_runtime"], metrics["sandbox/errors_exit"]) == (
-        2.0, 1.0, 2.0)
+    assert (metrics["sandbox/errors_syntax"], metrics["sandbox/errors_runtime"], metrics["sandbox/errors_exit"],
+            metrics["sandbox/errors_compile"], metrics["sandbox/errors"]) == (2.0, 1.0, 2.0, 1.0, 6.0)

@@ -113,6 +113,7 @@ def test_the_sdks_default_mode_scores_and_deletes(service, monkeypatch):
     assert service.deleted[-1:] == service.created[-1:]
 
 
+
 def test_network_allow_list_option_is_sent(service):
     with Scorer.from_config(config(sandbox_pool_size=1, options={"network_allow_list": "10.0.0.0/8"})):
         pass
@@ -367,3 +368,22 @@ def test_retry_after_headers_decide_the_wait():
     assert wait({"Retry-After": "2"}) == 2.0 and wait({"retry-after": "0"}) == 0.0
     assert wait({"Retry-After": "1", "Retry-After-Sandbox-Create": "7"}) == 7.0  # the longest per-limit wait
     assert wait({}) == 1.0 and wait({"Retry-After": "soon"}) == 1.0 and wait({"Retry-After": "999"}) == 60.0
+
+
+def test_compiled_languages_run_through_the_remote_harness(service):
+    """C++ and Java completions on a code_contests row, through the Daytona API: the harness compiles and runs them
+    in the remote sandbox (here, the fake's local one) with the same judge; a compile error is ``compile_error``.
+    Which images carry which toolchains is the user's choice (see docs/backends.md)."""
+    import shutil
+
+    from test_languages import PROGRAMS, ROW, answer
+
+    if not all(shutil.which(t) for t in ("g++", "javac")):
+        pytest.skip("needs g++ and a JDK")
+    task = Task.from_row(ROW)
+    completions = [answer("cpp", PROGRAMS["cpp"]["right"]), answer("java", PROGRAMS["java"]["right"]),
+                   answer("cpp", PROGRAMS["cpp"]["compile_error"])]
+    with Scorer.from_config(config(sandbox_pool_size=2, sandbox_completion_timeout=20.0)) as scorer:
+        results = scorer.score([task] * 3, completions)
+    assert [(r.status, r.tests_passed) for r in results] == [("passed", 4), ("passed", 4), ("compile_error", 0)], [
+        r.error for r in results]

@@ -398,9 +398,14 @@ def test_primeintellect_rows(scorer):
         {"type": "function_call", "fn_name": "add", "input": [5, 5], "output": [10]}]})}
     results = score(scorer, calls, fence("def add(a, b):\n    return a + b"), fence("def add(a, b):\n    return a"))
     assert statuses(results) == [("passed", 2, 2), ("failed", 0, 2)]
-    cpp = {**PRIME, "verification_info": json.dumps({"language": "cpp", "test_cases": []})}
-    with pytest.raises(TaskFormatError, match="cpp tasks are not supported"):
-        Task.from_row(cpp)
+    cpp_calls = {**PRIME, "verification_info": json.dumps({**json.loads(calls["verification_info"]),
+                                                           "language": "cpp"})}
+    with pytest.raises(TaskFormatError, match="C\\+\\+ completions run stdin/stdout tasks only"):
+        Task.from_row(cpp_calls)
+    cobol = {**PRIME, "verification_info": json.dumps({**json.loads(PRIME["verification_info"]),
+                                                       "language": "cobol"})}
+    with pytest.raises(TaskFormatError, match="unknown language 'cobol'"):
+        Task.from_row(cobol)
 
 
 def test_deepcoder_and_rstar_rows(scorer):

@@ -10,6 +10,7 @@ timeout; the attacks' own limits here are small (256 MiB, 16 MiB scratch, 1 s pe
 """
 
 import os
+import re
 import secrets
 import signal
 import socket
@@ -186,6 +187,99 @@ GOOD = [(SQUARE, SQUARE_OK), (STDIO, "print(int(input()) ** 2)\n"),
         (MAXSUB, "    best = cur = xs[0]\n    for x in xs[1:]:\n        cur = max(x, cur + x)\n        best = max(best, cur)\n    return best\n")]
 
 
+# -- native code (C and C++): the same containment without Python's runtime in the way --------------------------------
+# Programs for a stdin/stdout task, compiled in the sandbox by g++. ``@@name@@`` is filled like the templates above.
+NATIVE = Task.from_row({"task_id": "native-square", "inputs": ["3\n", "5\n"], "outputs": ["9", "25"],
+                        "language": "cpp"})
+NATIVE_OK = "#include <cstdio>\nint main() { long x; scanf(\"%ld\", &x); printf(\"%ld\\n\", x * x); }\n"
+_C = "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <unistd.h>\n#include <signal.h>\n" \
+     "#include <fcntl.h>\n#include <sys/types.h>\n#include <sys/socket.h>\n#include <sys/syscall.h>\n" \
+     "#include <sys/ptrace.h>\n#include <sys/wait.h>\n#include <sys/mman.h>\n#include <netinet/in.h>\n" \
+     "#include <arpa/inet.h>\n#include <sys/un.h>\n#include <pthread.h>\n"
+NATIVE_ATTACKS = [
+    # time
+    ("c-busy-loop", _C + "int main() { volatile unsigned long i = 0; for (;;) i++; }\n"),
+    ("c-sleep", _C + "int main() { sleep(60); return 0; }\n"),
+    ("c-blocking-read", _C + "int main() { int p[2]; pipe(p); char c; read(p[0], &c, 1); return 0; }\n"),
+    ("c-ignore-signals", _C + "int main() { for (int s = 1; s < 32; s++) signal(s, SIG_IGN); for (;;) pause(); }\n"),
+    # memory
+    ("c-huge-allocation", _C + "int main() { size_t n = 8UL << 30; char *p = (char *)malloc(n); if (!p) return 1;"
+                               " memset(p, 1, n); printf(\"%d\\n\", p[n - 1]); }\n"),
+    ("c-mmap-noreserve", _C + "int main() { size_t n = 8UL << 30; char *p = (char *)mmap(0, n, PROT_READ | "
+                              "PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);"
+                              " if (p == MAP_FAILED) return 1; for (size_t i = 0; i < n; i += 4096) p[i] = 1; }\n"),
+    ("c-slow-growth", _C + "int main() { for (;;) { char *p = (char *)malloc(8 << 20); if (!p) continue;"
+                           " memset(p, 1, 8 << 20); } }\n"),
+    ("c-memory-across-processes", _C + "int main() { for (int i = 0; i < 24; i++) if (fork() == 0) {"
+                                       " char *p = (char *)malloc(200 << 20); if (p) memset(p, 1, 200 << 20);"
+                                       " sleep(30); _exit(0); } sleep(30); }\n"),
+    # processes
+    ("c-fork-bomb", _C + "int main() { for (;;) fork(); }\n"),
+    ("c-raw-clone-bomb", _C + "int main() { for (;;) syscall(SYS_fork); }\n"),
+    ("c-thread-bomb", _C + "void *idle(void *a) { sleep(60); return a; }\n"
+                           "int main() { pthread_t t; for (;;) pthread_create(&t, 0, idle, 0); }\n"),
+    ("c-daemon", _C + "int main() { if (fork() == 0) { setsid(); if (fork() == 0) { execl(\"/bin/sh\", \"sh\","
+                      " \"-c\", \"sleep 120 # @@marker@@\", (char *)0); } _exit(0); } return 0; }\n"),
+    ("c-spawn-shell", _C + "int main() { return system(\"cat @@secret_path@@; touch @@canary_dir@@/pwned;"
+                           " sleep 100 # @@marker@@\"); }\n"),
+    # disk and output
+    ("c-big-file", _C + "int main() { FILE *f = fopen(\"big\", \"wb\"); static char b[1 << 20];"
+                        " for (;;) fwrite(b, 1, sizeof b, f); }\n"),
+    ("c-stdout-flood", _C + "int main() { static char b[65536]; memset(b, 'x', sizeof b);"
+                            " for (;;) fwrite(b, 1, sizeof b, stdout); }\n"),
+    ("c-stderr-flood", _C + "int main() { static char b[65536]; memset(b, 'y', sizeof b);"
+                            " for (;;) write(2, b, sizeof b); }\n"),
+    # network, with raw system calls
+    ("c-tcp-localhost", _C + "int main() { int s = syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);"
+                             " struct sockaddr_in a = {0}; a.sin_family = AF_INET; a.sin_port = htons(@@tcp_port@@);"
+                             " a.sin_addr.s_addr = htonl(0x7f000001);"
+                             " if (syscall(SYS_connect, s, &a, sizeof a) == 0) write(s, \"pwned\", 5);"
+                             " return 0; }\n"),
+    ("c-udp-localhost", _C + "int main() { int s = socket(AF_INET, SOCK_DGRAM, 0); struct sockaddr_in a = {0};"
+                             " a.sin_family = AF_INET; a.sin_port = htons(@@udp_port@@);"
+                             " a.sin_addr.s_addr = htonl(0x7f000001);"
+                             " sendto(s, \"pwned\", 5, 0, (struct sockaddr *)&a, sizeof a); return 0; }\n"),
+    ("c-unix-socket", _C + "int main() { int s = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = {0};"
+                           " a.sun_family = AF_UNIX; strcpy(a.sun_path, \"@@unix_path@@\");"
+                           " if (connect(s, (struct sockaddr *)&a, sizeof a) == 0) write(s, \"pwned\", 5);"
+                           " return 0; }\n"),
+    ("c-abstract-socket", _C + "int main() { int s = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = {0};"
+                               " a.sun_family = AF_UNIX; strcpy(a.sun_path + 1, \"@@abstract@@\");"
+                               " if (connect(s, (struct sockaddr *)&a, sizeof(sa_family_t) + 1 +"
+                               " strlen(\"@@abstract@@\")) == 0) write(s, \"pwned\", 5); return 0; }\n"),
+    # host files, environment, other processes
+    ("c-read-secret", _C + "int main() { char b[200] = {0}; int f = open(\"@@secret_path@@\", O_RDONLY);"
+                           " read(f, b, 199); printf(\"%s\\n\", b); fprintf(stderr, \"%s\\n\", b); return 0; }\n"),
+    ("c-read-passwd-and-checkout", _C + "int main() { char b[4096] = {0}; int f = open(\"/etc/passwd\", O_RDONLY);"
+                                        " read(f, b, 4095); fputs(b, stderr); f = open(\"@@source_path@@\", O_RDONLY);"
+                                        " read(f, b, 4095); fputs(b, stderr); return 0; }\n"),
+    ("c-write-outside-scratch", _C + "int main() { const char *p[] = {\"@@canary_dir@@/pwned\","
+                                     " \"/tmp/trl-sandbox-pwned-@@marker@@\", \"/dev/shm/trl-sandbox-pwned-@@marker@@\"};"
+                                     " for (int i = 0; i < 3; i++) { FILE *f = fopen(p[i], \"w\"); if (f) fputs(\"x\", f); }"
+                                     " FILE *s = fopen(\"@@secret_path@@\", \"w\"); if (s) fputs(\"gone\", s);"
+                                     " unlink(\"@@secret_path@@\"); return 0; }\n"),
+    ("c-trainer-environ", _C + "int main() { char b[4096] = {0}; int f = open(\"/proc/@@pid@@/environ\", O_RDONLY);"
+                               " read(f, b, 4095); for (int i = 0; i < 4095; i++) if (!b[i]) b[i] = ' ';"
+                               " fputs(b, stderr); return 0; }\n"),
+    ("c-signal-trainer", _C + "int main() { kill(@@pid@@, SIGUSR1); kill(-1, SIGUSR1); return 0; }\n"),
+    ("c-ptrace-trainer", _C + "int main() { if (ptrace(PTRACE_ATTACH, @@pid@@, 0, 0) == 0) puts(\"TRACED\");"
+                              " return 0; }\n"),
+    ("c-ptrace-parent", _C + "int main() { if (ptrace(PTRACE_ATTACH, getppid(), 0, 0) == 0) puts(\"9\\n25\");"
+                             " return 0; }\n"),
+    ("c-kill-parent", _C + "int main() { kill(getppid(), SIGKILL); kill(1, SIGKILL); return 0; }\n"),
+    # reward hacking: forge results through every descriptor
+    ("c-forge-results", _C + "int main() { const char *r = \"{\\\"i\\\": 0, \\\"ok\\\": true}\\n{\\\"i\\\": 1, "
+                             "\\\"ok\\\": true}\\n{\\\"done\\\": 2}\\n\"; for (int fd = 0; fd < 256; fd++)"
+                             " write(fd, r, strlen(r)); return 0; }\n"),
+    # the compiler reads untrusted input first
+    ("cpp-include-secret", "#include \"@@secret_path@@\"\nint main() { return 0; }\n"),
+    ("cpp-include-dev-zero", "#include \"/dev/zero\"\nint main() { return 0; }\n"),
+    ("cpp-template-bomb", "template <int N> struct F { enum { v = F<N - 1>::v + F<N - 2>::v }; };\n"
+                          "template <> struct F<0> { enum { v = 0 }; };\ntemplate <> struct F<1> { enum { v = 1 }; };\n"
+                          "int main() { return F<100000>::v; }\n"),
+]
+
+
 class Host:
     """Canaries on the host that the attacks try to reach."""
 
@@ -299,6 +393,7 @@ def hostile_scorer(request, sandbox_root):
         sandbox_completion_timeout=4.0,
         sandbox_memory_limit=256 << 20,
         sandbox_output_limit=64 << 10,
+        sandbox_compile_timeout=15.0,
         sandbox_backend_options=options,
     )
     with Scorer.from_config(config) as scorer:
@@ -343,6 +438,46 @@ def test_attack_suite_is_contained_and_scores_nothing(hostile_scorer, host):
         for leak in (host.secret, SOURCE_MARKER, "root:x:0:0"):
             if leak in text:
                 failures.append(f"{name}: leaked {leak[:20]!r} in its result: {text[:200]}")
+    failures += host.problems()
+    assert not failures, "\n".join(failures)
+
+
+def test_native_attacks_are_contained_and_score_nothing(hostile_scorer, host):
+    """The C and C++ attacks, compiled and run in the sandbox: contained as the Python ones are (the host checks
+    stay clean), never passed, never an infrastructure error, nothing of the host in their results."""
+    import shutil
+
+    if not shutil.which("g++", path="/usr/local/bin:/usr/bin:/bin"):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have g++ (see .ci/toolchains)")
+        pytest.skip("no g++ here (apt-get install g++)")
+    (probe,) = hostile_scorer.score([NATIVE], [NATIVE_OK])
+    if probe.status == "invalid_task" and "forbids" in (probe.error or ""):
+        pytest.skip(f"this mode forbids process creation, so no compiler can run: {probe.error}")
+    assert probe.status == "passed", probe.error
+
+    def fill(code):
+        escaped = code.replace("{", "{{").replace("}", "}}")
+        return host.fill(re.sub(r"@@(\w+)@@", r"{\1}", escaped))
+
+    completions = ["```cpp\n" + fill(code) + "```" for _name, code in NATIVE_ATTACKS]
+    tasks = [NATIVE] * len(completions)
+    tasks.insert(len(tasks) // 2, NATIVE)
+    completions.insert(len(completions) // 2, NATIVE_OK)  # a good one in the middle comes through intact
+    results = hostile_scorer.score(tasks, completions)
+    good = results.pop(len(results) // 2)
+    assert good.status == "passed", good.error
+    failures = []
+    for (name, _code), result in zip(NATIVE_ATTACKS, results):
+        compiler_attack = name.startswith("cpp-")
+        if (result.status == "compile_error") != compiler_attack:  # every other attack compiled, and so ran
+            failures.append(f"{name}: {result.status} ({result.error})")
+        if result.passed or result.reward is None or result.reward > 0:
+            failures.append(f"{name}: scored {result.status} {result.reward} ({result.error})")
+        seen = (result.error or "") + (result.output or "")
+        for leak in (host.secret, SOURCE_MARKER, "root:x:0:0"):
+            if leak in seen:
+                failures.append(f"{name}: leaked {leak[:20]!r} in its result: {seen[:200]}")
     failures += host.problems()
     assert not failures, "\n".join(failures)
 

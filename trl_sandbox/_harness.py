@@ -91,6 +91,10 @@ _NAME_VALUE_LIMIT = 10000
 _DEFAULT_RECURSION_LIMIT = 1000
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
+#: Bytes of a compiler's message kept for a ``compile_error`` (its tail: the first error is usually near the end of
+#: what fits, and the summary line is last).
+COMPILE_MESSAGE_LIMIT = 2000
 NOBODY = 65534
 #: Name prefix of the request files remote backends redirect to our stdin (see _forget_stdin_file).
 STDIN_PREFIX = ".trl-sandbox-stdin-"
@@ -1237,14 +1241,26 @@ class _WorkerPeer(_Peer):
         super().__init__(send_fd, recv_fd)
         self.code = None
         self.base_rss = 0
+        self.run_argv = None
+        self.managed = False
 
     def serve(self, msg):
         op = msg.get("q")
         if op == "stdio":
             files = msg.get("files")
             names = tuple(files) if _type(files) is list and len(files) == 2 else None
+            if self.run_argv is not None:  # a compiled program: its own process per test
+                reply = _run_native(self.run_argv, msg["input"], int(msg["limit"]), float(msg["timeout"]), names,
+                                    self.managed)
+                return {"a": encode(reply)}
             reply = _run_stdin(self.code, msg["input"], int(msg["limit"]), names)
             reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
+            return {"a": encode(reply)}
+        if op == "build":
+            reply = _build(msg["build"], msg["program"], float(msg["timeout"]))
+            if reply.get("ok"):
+                self.run_argv = [str(part) for part in msg["build"]["run"]]
+                self.managed = bool(msg["build"].get("managed"))
             return {"a": encode(reply)}
         return self.answer(lambda: self._operate(op, msg), msg)
 
@@ -1278,6 +1294,7 @@ class _WorkerPeer(_Peer):
     def load(self, msg):
         """Run the program (and, after it, the tests' imports) as the module ``__solution__``; return its names:
         values, or references to what is not a value or is a container of over ``_NAME_VALUE_LIMIT`` items."""
+        _address_space(managed=False)  # Python code runs in this process from now on: no way back up
         _apply_bans(msg.get("banned") or {})
         self.code = compile(msg["program"], "<completion>", "exec")
         if msg["mode"] == "stdio":
@@ -1427,6 +1444,189 @@ def _run_stdin(code, text, limit, files=None):
     if len(raw) > limit:
         reply["truncated"] = True
     reply["rss"] = _peak_rss()
+    return reply
+
+
+def _address_space(managed):
+    """Set this process's address-space limit (``RLIMIT_AS``) for what it runs next: for a Java or JavaScript runtime
+    (``managed``), up to the hard limit (the JVM and V8 reserve far more address space than they use; their
+    writable memory stays under ``RLIMIT_DATA``); for anything else, the soft limit, made hard too, so that the code
+    cannot raise it again."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        value = hard if managed else soft
+        if (soft, hard) != (value, value):
+            resource.setrlimit(resource.RLIMIT_AS, (value, value))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _spawn(argv, stdin_fd, stdout_fd, stderr_fd, managed=False):
+    """Fork and ``execvp`` ``argv`` (searched on ``PATH``) with the given descriptors as 0, 1 and 2 and no other;
+    the child leads a process group of its own (so that a timeout kills what it started) and dies with this
+    process. ``managed``: a Java or JavaScript runtime (see :func:`_address_space`). Returns its pid.
+
+    Raises:
+        OSError: the exec failed (``ENOENT``: the program or compiler is not installed).
+    """
+    err_r, err_w = os.pipe()  # close-on-exec: EOF on a successful exec, else the errno
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(err_r)
+            os.setpgid(0, 0)
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            for target, fd in ((0, stdin_fd), (1, stdout_fd), (2, stderr_fd)):
+                os.dup2(fd, target)
+            _close_fds_except({err_w})
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            _address_space(managed)
+            # One malloc arena: glibc reserves 64 MiB of address space per thread's arena, and a JVM's threads
+            # would otherwise exhaust the sandbox's address-space limit before its program starts.
+            os.execvpe(argv[0], argv, dict(os.environ, MALLOC_ARENA_MAX="1"))
+        except OSError as exc:
+            os.write(err_w, str(exc.errno or 0).encode())
+        except BaseException:  # noqa: BLE001
+            os.write(err_w, b"0")
+        os._exit(127)
+    os.close(err_w)
+    data = _read_up_to(err_r, 32)
+    os.close(err_r)
+    if data:
+        os.waitpid(pid, 0)
+        errno = int(data) if data.isdigit() else 0
+        raise OSError(errno, os.strerror(errno) if errno else "exec failed", argv[0])
+    return pid
+
+
+def _wait(pid, deadline):
+    """Wait for child ``pid`` until ``deadline`` (monotonic seconds); past it, kill its process group. Returns
+    ``(status, peak resident bytes, timed out)``."""
+    pause = 0.0005
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() >= deadline:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _pid, status, usage = os.wait4(pid, 0)
+            return status, usage.ru_maxrss * 1024, True
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # what it left running in its group
+    except OSError:
+        pass
+    return status, usage.ru_maxrss * 1024, False
+
+
+def _exit_error(status):
+    """A program's failure from its wait status, as a judge reports it; None for exit code 0."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "signal %d" % number
+        return "killed by %s" % (name,)
+    code = os.WEXITSTATUS(status)
+    return "exit status %d" % code if code else None
+
+
+def _build(build, program, timeout):
+    """Write ``program`` to ``build["source"]`` in the working directory and run the compiler (``build["compile"]``;
+    none for interpreted languages), for at most ``timeout`` seconds. Returns ``{"ok": True}``, ``{"ok": False,
+    "error": the compiler's message tail, "timeout"?: True}``, or ``{"ok": False, "missing": executable}`` when the
+    toolchain is not installed, or ``{"ok": False, "forbidden": reason}`` when this sandbox may not create
+    processes."""
+    source = str(build["source"])
+    if "/" in source or source.startswith("."):
+        return {"ok": False, "error": "bad source file name %r" % (source,)}
+    with open(source, "w", encoding="utf-8") as f:
+        f.write(program)
+    argv = [str(part) for part in build.get("compile") or ()]
+    toolchain = [str(t) for t in build.get("toolchain") or ()]
+    if not argv:
+        return _check_toolchain(toolchain)
+    out_fd = _memory_file("compiler")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid = _spawn(argv, devnull, out_fd, out_fd, managed=bool(build.get("managed")))
+    except OSError as exc:
+        os.close(out_fd)
+        if exc.errno == 2:  # ENOENT
+            return {"ok": False, "missing": argv[0]}
+        if exc.errno in (1, 11, 13):  # EPERM, EAGAIN, EACCES: no process may be created or run here
+            return {"ok": False, "forbidden": "cannot run %s: %s" % (argv[0], exc.strerror)}
+        raise
+    finally:
+        os.close(devnull)
+    status, _rss, timed_out = _wait(pid, time.monotonic() + timeout)
+    size = os.lseek(out_fd, 0, os.SEEK_END)
+    os.lseek(out_fd, max(0, size - COMPILE_MESSAGE_LIMIT), os.SEEK_SET)
+    message = _read_up_to(out_fd, COMPILE_MESSAGE_LIMIT).decode("utf-8", errors="replace")
+    message = message.replace(os.getcwd() + "/", "")  # the sandbox's own paths say nothing to the reader
+    os.close(out_fd)
+    if timed_out:
+        return {"ok": False, "timeout": True, "error": "compiling took longer than %.0f s" % timeout}
+    failure = _exit_error(status)
+    if failure is not None:
+        return {"ok": False, "error": (message.strip() or failure)[-COMPILE_MESSAGE_LIMIT:]}
+    return _check_toolchain(toolchain[1:])  # e.g. java after javac
+
+
+def _check_toolchain(names):
+    """``{"ok": True}`` when each executable of ``names`` is on ``PATH``, else ``{"ok": False, "missing": name}``."""
+    for name in names:
+        if not any(os.access(os.path.join(d, name), os.X_OK) for d in os.environ.get("PATH", "").split(":") if d):
+            return {"ok": False, "missing": name}
+    return {"ok": True}
+
+
+def _run_native(argv, text, limit, timeout, files=None, managed=False):
+    """Run the compiled program ``argv`` once with ``text`` on stdin, for at most ``timeout`` seconds; returns
+    ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`_run_stdin` does (``rss``: the program's
+    peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
+    :func:`_run_stdin`."""
+    data = text.encode()
+    if files:
+        with open(files[0], "wb") as f:
+            f.write(data)
+        try:
+            os.unlink(files[1])
+        except OSError:
+            pass
+    in_fd = _memory_file("stdin")
+    _write_all(in_fd, data)
+    os.lseek(in_fd, 0, os.SEEK_SET)
+    out_fd = _memory_file("stdout")
+    try:
+        pid = _spawn(argv, in_fd, out_fd, 2, managed)
+    finally:
+        os.close(in_fd)
+    status, rss, timed_out = _wait(pid, time.monotonic() + timeout)
+    reply = {"rss": rss}
+    if timed_out:
+        reply["timeout"] = True
+    else:
+        failure = _exit_error(status)
+        if failure is not None:
+            reply["error"] = failure
+    if files and os.path.isfile(files[1]):
+        with open(files[1], "rb") as f:
+            raw = f.read(limit + 1)
+    else:
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        raw = _read_up_to(out_fd, limit + 1)
+    os.close(out_fd)
+    reply["out"] = raw[:limit].decode("utf-8", errors="replace")
+    if len(raw) > limit:
+        reply["truncated"] = True
     return reply
 
 
@@ -1582,6 +1782,7 @@ def _spawn_worker(result_fd, out_r, out_w, home):
                 os._exit(70)
             if home is not None:
                 os.chdir(home)
+            if home is not None and os.geteuid() == 0:
                 os.setgroups([])
                 os.setresgid(NOBODY, NOBODY, NOBODY)
                 os.setresuid(NOBODY, NOBODY, NOBODY)
@@ -1793,15 +1994,21 @@ def _judge_stdio(emit, worker, req, timeout):
     :func:`same_output`, or ``{"checker": source}``: see :func:`_run_checker`). ``memory_limit_bytes``: a test whose
     run grew the worker's peak resident memory past it fails with "memory limit exceeded", as a judge measures it
     (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output name]`` of file-mode problems."""
-    if _load(emit, worker, req, time.monotonic() + timeout) is None:
+    build = req.get("build")
+    if build:
+        if not _build_in_worker(emit, worker, req, build):
+            return 0
+    elif _load(emit, worker, req, time.monotonic() + timeout) is None:
         return 0
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
     compare = req.get("compare") or {}
     memory = req.get("memory_limit_bytes")
-    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None}
+    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None, "timeout": timeout}
 
     def run_test(i, text):
+        if build:  # the worker times the program itself and kills its process group; this is the backstop
+            worker.deadline += 1.0
         try:
             reply = worker.request(dict(msg, input=text))
         except (_Timeout, _WorkerDied, _Unserializable):
@@ -1811,6 +2018,8 @@ def _judge_stdio(emit, worker, req, timeout):
         if _type(reply) is not dict or _type(reply.get("out")) is not str:
             worker.kill()
             raise _WorkerDied()
+        if reply.get("timeout"):
+            raise _Timeout()
         if reply.get("truncated"):
             return {"i": i, "ok": False, "error": "the output went past the limit of %d bytes" % limit}
         rss = reply.get("rss")
@@ -1835,6 +2044,42 @@ def _judge_stdio(emit, worker, req, timeout):
         return record
 
     return _run_tests(emit, worker, req, timeout, run_test)
+
+
+def _build_in_worker(emit, worker, req, build):
+    """Have the worker write and compile a program in another language (see :func:`_build`); emit the load record
+    of a failure (``compile_error``, or ``unsupported`` when the toolchain is missing or processes are forbidden)
+    and return False, else True."""
+    compile_timeout = float(req.get("compile_timeout_s") or 30.0)
+    worker.deadline = time.monotonic() + compile_timeout + 5.0
+    title = str(build.get("title") or build.get("language"))
+    try:
+        reply = worker.request({"q": "build", "build": build, "program": req["program"], "timeout": compile_timeout})
+    except _Timeout:
+        emit({"load": "compile_error", "error": "compiling took longer than %.0f s" % compile_timeout})
+        return False
+    except _WorkerDied:
+        emit({"load": "error", "error": "the worker ended while compiling"})
+        return False
+    except BaseException as exc:  # noqa: BLE001 - e.g. the scratch directory is full
+        emit({"load": "error", "error": "writing the program: " + _describe(exc)})
+        return False
+    if _type(reply) is not dict:
+        worker.kill()
+        emit({"load": "error", "error": "the worker ended while compiling"})
+        return False
+    if reply.get("missing"):
+        emit({"load": "unsupported", "error": "the sandbox has no %s toolchain (%s not found): install it there (%s)"
+              % (title, reply["missing"], build.get("install") or "see the docs")})
+        return False
+    if reply.get("forbidden"):
+        emit({"load": "unsupported", "error": "%s programs need to start processes, which this sandbox forbids "
+              "(%s); run with namespaces or a pids cgroup, or on a remote backend" % (title, reply["forbidden"])})
+        return False
+    if not reply.get("ok"):
+        emit({"load": "compile_error", "error": str(reply.get("error") or "compilation failed")})
+        return False
+    return True
 
 
 # -- checker programs (special judges) -----------------------------------------------------------------------------
@@ -2488,11 +2733,14 @@ def main():
     except (OSError, AttributeError):
         pass
     home = None
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 or not os.access(".", os.W_OK):
+        # A directory of the worker's own (removed at the end): a compiled program's files, or anything the code
+        # writes, go there; as root, the worker runs as nobody in it.
         import tempfile
 
         home = tempfile.mkdtemp(prefix="trl-sandbox-worker-")
-        os.chown(home, NOBODY, NOBODY)
+        if os.geteuid() == 0:
+            os.chown(home, NOBODY, NOBODY)
         _WORKER_HOME[0] = home
     out_r, out_w = os.pipe()
     worker = _spawn_worker(result_fd, out_r, out_w, home)  # before the request is read

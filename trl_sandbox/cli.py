@@ -382,7 +382,7 @@ def train_main(argv: list[str]) -> int:
             continue
         row.pop("canonical_solution", None)
         if not isinstance(row.get("prompt"), (str, list)):  # a public dataset's row: its statement is the prompt
-            row["prompt"] = problem_prompt(row)
+            row["prompt"] = problem_prompt(row, language=config.sandbox_language)
         valid.append(row)
     if left_out:  # one line, however many rows: the first reason, and a count
         more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""

@@ -15,6 +15,7 @@ from typing import Any
 
 from .errors import ConfigurationError, TaskFormatError
 from .formats import parse_compare
+from .languages import language_named
 
 #: Reward modes (``sandbox_reward``): ``pass_rate`` pays the fraction of tests passed (the TRL Daytona example's
 #: reward); ``all_or_nothing`` pays only a completion that passes every test (DeepSeek-R1's and DeepCoder's code
@@ -22,7 +23,8 @@ from .formats import parse_compare
 REWARD_MODES = ("pass_rate", "all_or_nothing")
 #: Default reward of each status that gets one (``failed``: the fraction of tests passed times the ``passed``
 #: reward in ``pass_rate`` mode; this value in ``all_or_nothing`` mode).
-DEFAULT_REWARD_VALUES = {"passed": 1.0, "failed": 0.0, "error": -1.0, "timeout": -1.0, "banned": -1.0}
+DEFAULT_REWARD_VALUES = {"passed": 1.0, "failed": 0.0, "error": -1.0, "timeout": -1.0, "banned": -1.0,
+                         "compile_error": -1.0}
 #: Statuses whose reward is always None (TRL leaves the completion out): not the model's doing.
 UNSCORED_STATUSES = ("infra_error", "invalid_task", "cancelled", "unserializable")
 
@@ -58,6 +60,8 @@ def reward_table(mode: str, values: Mapping[str, Any] | None = None) -> dict[str
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ConfigurationError(f"sandbox_reward_values: {status!r} must be a number, got {value!r}")
         table[status] = float(value)
+    if "compile_error" not in (values or {}):  # a compile error is an error unless given its own value
+        table["compile_error"] = table["error"]
     return table
 
 
@@ -150,6 +154,13 @@ class SandboxConfig:
         sandbox_time_limit_factor (`float`, *optional*, defaults to `3.0`):
             A row's own time limit (code_contests, Codeforces, TACO) is multiplied by this for each test (Python is
             slower than the C++ the limits were set for), at most `sandbox_test_timeout`.
+        sandbox_language (`str`, *optional*, defaults to `"python"`):
+            Language of completions whose row names none and whose code fence has no language tag: `python`,
+            `cpp`, `c`, `java`, `javascript` or `rust` (see `trl_sandbox.languages`). Other languages run
+            stdin/stdout tasks.
+        sandbox_compile_timeout (`float`, *optional*, defaults to `30.0`):
+            Seconds a compiler may run on one completion (C, C++, Java, Rust), on top of
+            `sandbox_completion_timeout`.
     """
 
     sandbox_backend: str = field(
@@ -236,6 +247,18 @@ class SandboxConfig:
         },
     )
 
+    sandbox_language: str = field(
+        default="python",
+        metadata={
+            "help": "Language of completions whose row names none and whose code fence has no tag: python, cpp, c, "
+            "java, javascript or rust."
+        },
+    )
+    sandbox_compile_timeout: float = field(
+        default=30.0,
+        metadata={"help": "Seconds a compiler may run on one completion (C, C++, Java, Rust)."},
+    )
+
     def __post_init__(self) -> None:
         self.validate_sandbox_options()
 
@@ -261,7 +284,8 @@ class SandboxConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(f"{name} must be a positive integer or None, got {value!r}")
-        for name in ("sandbox_test_timeout", "sandbox_completion_timeout", "sandbox_create_timeout"):
+        for name in ("sandbox_test_timeout", "sandbox_completion_timeout", "sandbox_create_timeout",
+                     "sandbox_compile_timeout"):
             if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
         if self.sandbox_batch_deadline_s is not None and (
@@ -276,6 +300,7 @@ class SandboxConfig:
             except ValueError as exc:
                 raise ConfigurationError(f"{name}: {exc}") from None
         reward_table(self.sandbox_reward, self.sandbox_reward_values)
+        self.sandbox_language = language_named(self.sandbox_language).name
         if not isinstance(self.sandbox_time_limit_factor, (int, float)) or self.sandbox_time_limit_factor <= 0:
             raise ConfigurationError(
                 f"sandbox_time_limit_factor must be a positive number, got {self.sandbox_time_limit_factor!r}"

@@ -319,9 +319,8 @@ def read_primeintellect(row: Mapping[str, Any]) -> dict[str, Any]:
     info = _json_field(row, "verification_info")
     if not isinstance(info, Mapping) or not isinstance(info.get("test_cases"), list):
         raise TaskFormatError("task field 'verification_info' must be JSON with a 'test_cases' list")
-    language = str(info.get("language") or "python").lower()
-    if language not in ("python", "python3", "py"):
-        raise TaskFormatError(f"{language} tasks are not supported yet (Python only)")
+    # The language (``verification_info.language``) is read by trl_sandbox.languages.row_language: other languages
+    # than Python run the stdin_stdout tests.
     cases = info["test_cases"]
     if not cases:
         raise TaskFormatError("task has no tests")

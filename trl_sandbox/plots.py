@@ -31,6 +31,7 @@ _STATUS_SERIES = {
     "sandbox/errors_syntax": "error: syntax",
     "sandbox/errors_runtime": "error: runtime",
     "sandbox/errors_exit": "error: exit",
+    "sandbox/errors_compile": "compile error",
     "sandbox/banned": "banned",
     "sandbox/infra_errors": "infra error",
     "sandbox/invalid_tasks": "invalid task",

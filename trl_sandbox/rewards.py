@@ -74,10 +74,11 @@ METRICS = {
     "sandbox/pass_rate": "fraction of scored completions that passed every test (None rewards left out)",
     "sandbox/tests_pass_rate": "fraction of tests passed, over the scored completions",
     "sandbox/timeouts": "completions that ran past a time limit",
-    "sandbox/errors": "completions that did not load, crashed or ended the test run early",
+    "sandbox/errors": "completions that did not load or compile, crashed or ended the test run early",
     "sandbox/errors_syntax": "errors that are empty or do not parse (SyntaxError, IndentationError)",
     "sandbox/errors_runtime": "errors that raised while loading (NameError, ImportError...)",
     "sandbox/errors_exit": "errors that ended the run early (sys.exit, os._exit, a crash of the program's process)",
+    "sandbox/errors_compile": "completions in a compiled language that did not compile (status compile_error)",
     "sandbox/banned": "completions that used a banned pattern (not run)",
     "sandbox/infra_errors": "completions the infrastructure failed to score (reward None)",
     "sandbox/invalid_tasks": "completions of malformed task rows (reward None)",
@@ -99,8 +100,10 @@ _EXIT_ERRORS = ("ended the test run early", "ended the worker")
 
 def error_kind(result: ScoreResult) -> str | None:
     """What kind of ``error`` a result is: ``syntax`` (empty, or does not parse), ``exit`` (ended the run early:
-    ``sys.exit``, ``os._exit``, a crash of the program's process) or ``runtime`` (raised while loading); None for
-    other statuses."""
+    ``sys.exit``, ``os._exit``, a crash of the program's process), ``runtime`` (raised while loading) or ``compile``
+    (status ``compile_error``); None for other statuses."""
+    if result.status == "compile_error":
+        return "compile"
     if result.status != "error":
         return None
     text = result.error or ""
@@ -139,9 +142,9 @@ def score_metrics(
         "sandbox/pass_rate": sum(r.passed for r in scored) / len(scored) if scored else 0.0,
         "sandbox/tests_pass_rate": sum(r.tests_passed for r in scored) / tests_total if tests_total else 0.0,
         "sandbox/timeouts": float(counts["timeout"]),
-        "sandbox/errors": float(counts["error"]),
+        "sandbox/errors": float(counts["error"] + counts["compile_error"]),
         **{f"sandbox/errors_{kind}": float(sum(error_kind(r) == kind for r in results))
-           for kind in ("syntax", "runtime", "exit")},
+           for kind in ("syntax", "runtime", "exit", "compile")},
         "sandbox/banned": float(counts["banned"]),
         "sandbox/infra_errors": float(counts["infra_error"]),
         "sandbox/invalid_tasks": float(counts["invalid_task"]),

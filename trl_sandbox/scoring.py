@@ -14,6 +14,8 @@ status             reward                                meaning
 ``error``          -1.0                                  did not load (syntax error, exception at import), empty,
                                                          or ended the test run early (``sys.exit``, ``os._exit``,
                                                          crash)
+``compile_error``  -1.0 (the ``error`` value)            did not compile (C, C++, Java, Rust) or, JavaScript, did
+                                                         not pass ``node --check``
 ``timeout``        -1.0                                  a test or the whole run went past its time limit
 ``banned``         -1.0                                  uses a banned pattern (not run)
 ``infra_error``    None                                  the sandbox infrastructure failed (twice)
@@ -24,6 +26,10 @@ status             reward                                meaning
 ================== ===================================== ==========================================================
 
 None statuses are not the model's doing: TRL leaves those completions out of the advantage.
+
+Completions in a compiled language (see :mod:`trl_sandbox.languages`) that are identical, for the same task, within
+one batch are compiled and run once, and share the result: GRPO's ``num_generations`` completions of a prompt often
+repeat.
 """
 
 from __future__ import annotations
@@ -43,13 +49,14 @@ from .backends.base import ExecResult
 from .config import UNSCORED_STATUSES, reward_table
 from .errors import InfrastructureError, TaskFormatError
 from .pool import SandboxPool, rounds
-from .tasks import HARNESS_NAME, Task, Verdict, find_banned_pattern
+from .languages import LANGUAGES, completion_language, language_named
+from .tasks import HARNESS_NAME, Task, Verdict, completion_text, find_banned_pattern
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["STATUSES", "ScoreResult", "Scorer", "active_scorer", "set_active_scorer"]
 
-STATUSES = ("passed", "failed", "error", "timeout", "banned", *UNSCORED_STATUSES)
+STATUSES = ("passed", "failed", "error", "compile_error", "timeout", "banned", *UNSCORED_STATUSES)
 #: Characters of a program's output kept in :attr:`ScoreResult.output` (its end).
 OUTPUT_TAIL_CHARS = 1000
 
@@ -135,6 +142,10 @@ class Scorer:
             :func:`~trl_sandbox.formats.parse_compare`); default: each format's official judge.
         time_limit_factor: Multiplier of a row's own time limit (``sandbox_time_limit_factor``); each test gets at
             most ``test_timeout_s``.
+        language: Language of completions whose row names none and whose code fence has no language tag
+            (``sandbox_language``; see :func:`trl_sandbox.languages.completion_language`).
+        compile_timeout_s: Seconds a compiler may run on one completion (``sandbox_compile_timeout``), on top of
+            ``completion_timeout_s``.
 
     Raises:
         ConfigurationError: an unknown reward mode or a bad reward value.
@@ -155,7 +166,11 @@ class Scorer:
         reward_values: dict[str, float] | None = None,
         compare: dict[str, Any] | None = None,
         time_limit_factor: float = 3.0,
+        language: str = "python",
+        compile_timeout_s: float = 30.0,
     ) -> None:
+        self.language = language_named(language).name
+        self.compile_timeout_s = float(compile_timeout_s)
         self.rewards = reward_table(reward_mode, reward_values)
         self.reward_mode = reward_mode
         self.pool = pool
@@ -206,6 +221,8 @@ class Scorer:
             reward_values=getattr(config, "sandbox_reward_values", None),
             compare=getattr(config, "sandbox_compare", None),
             time_limit_factor=getattr(config, "sandbox_time_limit_factor", 3.0),
+            language=getattr(config, "sandbox_language", "python"),
+            compile_timeout_s=getattr(config, "sandbox_compile_timeout", 30.0),
         )
 
     # -- lifecycle shortcuts -------------------------------------------------------------------------------------
@@ -287,10 +304,11 @@ class Scorer:
         if results is None:
             results = [None] * len(completions)
         limiter = anyio.CapacityLimiter(self.max_concurrency)
+        shared: dict[tuple, Any] = {}  # identical compiled programs of a task: compiled and run once per batch
 
         async def one(i: int) -> None:
             async with limiter:
-                results[i] = await self._score_one(tasks[i], completions[i])
+                results[i] = await self._score_one(tasks[i], completions[i], shared)
             if on_result is not None:
                 try:
                     on_result(i, results[i])
@@ -316,12 +334,16 @@ class Scorer:
     def _verdict(self, task: Task, verdict: Verdict, duration_s: float, **timing: Any) -> ScoreResult:
         return _result(task.task_id, verdict, duration_s, reward_of(verdict, self.reward_mode, self.rewards), **timing)
 
-    async def _score_one(self, task: Task | TaskFormatError, completion: Any) -> ScoreResult:
+    async def _score_one(self, task: Task | TaskFormatError, completion: Any,
+                         shared: dict[tuple, Any] | None = None) -> ScoreResult:
         start = time.monotonic()
         if isinstance(task, TaskFormatError):
             return _unscored(task, "invalid_task", 0.0, str(task))
         try:
-            code = task.extract(completion)
+            text = completion_text(completion)
+            language = completion_language(task.language, text, self.language) if task.format == "stdio" else (
+                task.language or "python")
+            code = task.extract(completion, language)
         except TypeError as exc:
             return self._verdict(task, Verdict("error", 0, len(task.tests), str(exc)), 0.0)
         if not code.strip():
@@ -330,6 +352,28 @@ class Scorer:
         if banned is not None:
             verdict = Verdict("banned", 0, len(task.tests), f"uses banned pattern {banned!r}")
             return self._verdict(task, verdict, time.monotonic() - start)
+        if shared is None or not LANGUAGES[language].native:
+            return await self._execute(task, code, language, start)
+        key = (id(task), language, code)
+        if key in shared:  # the same program for the same task, already compiled and run (or being) in this batch
+            event, slot = shared[key]
+            await event.wait()
+            if slot:
+                return slot[0]
+            return await self._execute(task, code, language, start)
+        event, slot = anyio.Event(), []
+        shared[key] = (event, slot)
+        try:
+            slot.append(await self._execute(task, code, language, start))
+        finally:
+            if not slot:  # cancelled: the others run it themselves
+                del shared[key]
+            event.set()
+        return slot[0]
+
+    async def _execute(self, task: Task, code: str, language: str, start: float) -> ScoreResult:
+        """Run ``code`` (extracted, in ``language``) against ``task``'s tests in a sandbox; one retry on another
+        sandbox after an infrastructure failure."""
         last_error: Exception | None = None
         timing = _Timing()
         for attempt in range(2):  # an infrastructure failure is retried once, on another sandbox
@@ -347,6 +391,8 @@ class Scorer:
                     expected=expected,
                     stop_on_failure=self.reward_mode == "all_or_nothing",
                     compare=self.compare,
+                    language=language,
+                    compile_timeout_s=self.compile_timeout_s,
                 )
                 result = await self._run_harness(request, timing)
                 timing.output = _output_tail(result)
@@ -373,11 +419,10 @@ class Scorer:
             timing.queue_s += started - queued
             sandbox = lease.sandbox
             argv = [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
+            timeout_s = self.completion_timeout_s + (self.compile_timeout_s if request.get("build") else 0.0)
             try:
-                with anyio.fail_after(self.completion_timeout_s + 30.0):
-                    return await self.pool.backend.exec(
-                        sandbox, argv, stdin=payload, timeout_s=self.completion_timeout_s
-                    )
+                with anyio.fail_after(timeout_s + 30.0):
+                    return await self.pool.backend.exec(sandbox, argv, stdin=payload, timeout_s=timeout_s)
             except anyio.get_cancelled_exc_class():
                 # Cancelled (the batch deadline): the execution may still run there; replace the sandbox.
                 lease.broken = True

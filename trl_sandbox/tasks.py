@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import hashlib
 import io
 import json
@@ -51,8 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InfrastructureError, TaskFormatError
+from .errors import ConfigurationError, InfrastructureError, TaskFormatError
 from .formats import DATASET_FORMATS, DEFAULT_JUDGES, detect_format, limit_bytes, limit_seconds, parse_compare, read_row
+from .languages import LANGUAGES, build_spec, row_language
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +126,7 @@ def _defines(code: str, names: Sequence[str]) -> bool:
     )
 
 
-def extract_code(completion: Any, entry_points: Sequence[str] = ()) -> str:
+def extract_code(completion: Any, entry_points: Sequence[str] = (), language: str = "python") -> str:
     """Extract the code of a completion.
 
     Rules, in order:
@@ -138,9 +140,13 @@ def extract_code(completion: Any, entry_points: Sequence[str] = ()) -> str:
       block that defines the function skips a usage example written after it;
     - without fences, the whole text is the code.
 
+    For another ``language`` (see :mod:`trl_sandbox.languages`), the blocks considered are those tagged with that
+    language (or untagged; blocks of other languages only when there is none), and the last one is the code.
+
     Args:
         completion: A string or TRL's conversational form (see :func:`completion_text`).
         entry_points: Names the task's tests call (``Task.entry_points``).
+        language: The language the code is run as (a :data:`~trl_sandbox.languages.LANGUAGES` name).
 
     Raises:
         TypeError: the completion is neither a string nor a list of messages.
@@ -151,6 +157,9 @@ def extract_code(completion: Any, entry_points: Sequence[str] = ()) -> str:
     blocks = _FENCE.findall(text)
     if not blocks:
         return text
+    if language != "python":
+        tags = {language, *LANGUAGES[language].aliases, ""}
+        return ([code for tag, code in blocks if tag.lower() in tags] or [code for _tag, code in blocks])[-1]
     python = [code for tag, code in blocks if tag.lower() in _PYTHON_TAGS] or [code for _tag, code in blocks]
     if entry_points:
         defining = [code for code in python if _defines(code, entry_points)]
@@ -578,6 +587,9 @@ class Task:
         memory_limit_bytes: The row's memory limit (bytes), else None.
         files: ``(input file, output file)`` of problems that read and write files (Codeforces' file mode,
             code_contests' ``input_file``/``output_file``), else ``()``.
+        language: The language the row asks completions to be written in (see
+            :func:`trl_sandbox.languages.row_language`), else None (the completion's code fence, then
+            ``sandbox_language``, decide).
     """
 
     task_id: str
@@ -600,6 +612,7 @@ class Task:
     time_limit_s: float | None = None
     memory_limit_bytes: int | None = None
     files: tuple[str, ...] = ()
+    language: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -624,8 +637,21 @@ class Task:
         dataset_format = task_format if task_format in DATASET_FORMATS else None
         if task_format is None:
             dataset_format = detect_format(row)
-        if dataset_format is not None:
-            return cls._from_dataset_row(row, dataset_format, compare, banned)
+        task = (cls._from_dataset_row(row, dataset_format, compare, banned) if dataset_format is not None
+                else cls._from_own_row(row, task_format, compare, banned))
+        language = row_language(row)
+        if language is not None and LANGUAGES[language].native:
+            if task.format != "stdio":
+                raise TaskFormatError(f"{LANGUAGES[language].title} completions run stdin/stdout tasks only; this "
+                                      f"row's tests are {task.format} tests")
+            task = dataclasses.replace(task, language=language)
+        elif language is not None:
+            task = dataclasses.replace(task, language=language)
+        return task
+
+    @classmethod
+    def _from_own_row(cls, row: Mapping[str, Any], task_format: str | None, compare: dict[str, Any] | None,
+                      banned: tuple[str, ...]) -> Task:
         prefix = code_prefix(row)
         common: dict[str, Any] = {"banned_patterns": banned, "compare": compare}
         own = task_format or _own_format(row)
@@ -723,10 +749,10 @@ class Task:
 
     # -- programs ------------------------------------------------------------------------------------------------
 
-    def extract(self, completion: Any) -> str:
-        """The code of ``completion`` (see :func:`extract_code`), preferring a block that defines a function the
-        tests call."""
-        return extract_code(completion, self.entry_points)
+    def extract(self, completion: Any, language: str = "python") -> str:
+        """The code of ``completion`` (see :func:`extract_code`) in ``language``, preferring a Python block that
+        defines a function the tests call."""
+        return extract_code(completion, self.entry_points, language)
 
     def program(self, code: str) -> str:
         """The program to run for extracted completion ``code``.
@@ -776,6 +802,8 @@ class Task:
         expected: Sequence[Any] = (),
         stop_on_failure: bool = False,
         compare: dict[str, Any] | None = None,
+        language: str = "python",
+        compile_timeout_s: float = 30.0,
     ) -> dict:
         """The harness request (JSON-able dict) that runs ``code`` against this task's tests.
 
@@ -788,7 +816,18 @@ class Task:
             stop_on_failure: Stop at the first failing test (the ``all_or_nothing`` reward needs no more).
             compare: The default stdout judge (``sandbox_compare``), used when the row names none (see
                 :meth:`judge_spec`).
+            language: The language ``code`` is in; other than ``python``, only for ``stdio`` tasks: the program is
+                the code alone, compiled and run by the harness (see :mod:`trl_sandbox.languages`).
+            compile_timeout_s: Seconds the compiler may run (``sandbox_compile_timeout``).
         """
+        if LANGUAGES[language].native:
+            if self.format != "stdio":
+                raise ValueError(f"{language} code runs stdin/stdout tasks only, not {self.format} tasks")
+            return {"mode": "stdio", "program": code, "test_timeout_s": test_timeout_s, "output_limit": output_limit,
+                    "stop_on_failure": stop_on_failure, "tests": list(self.tests), "expected": list(self.outputs),
+                    "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
+                    "files": list(self.files) or None, "build": build_spec(language, self.memory_limit_bytes, code),
+                    "compile_timeout_s": compile_timeout_s}
         base = {
             "program": self.program(code),
             "test_timeout_s": test_timeout_s,
@@ -887,7 +926,7 @@ class Task:
             if "invalid" in record:
                 raise TaskFormatError(f"task {self.task_id}: {record['invalid']}")
             if "load" in record:
-                status = "timeout" if record["load"] == "timeout" else "error"
+                status = {"timeout": "timeout", "compile_error": "compile_error"}.get(record["load"], "error")
                 return Verdict(status, 0, total, str(record.get("error"))[:500])
             i = record.get("i")
             if isinstance(i, int) and 0 <= i < total and i not in by_index:
@@ -1023,20 +1062,23 @@ CHAT_MBPP_INSTRUCTION = "Write the function in one ```python code block."
 
 #: Where each dataset format publishes the problem statement (the first that is a non-empty string is used).
 _STATEMENT_FIELDS = ("question", "question_content", "description", "problem", "prompt", "text")
-#: The instruction :func:`chat_rows` puts after a stdin/stdout problem's statement.
+#: The instruction :func:`chat_rows` puts after a stdin/stdout problem's statement (``{language}``: the language's
+#: name, ``{tag}``: its code fence tag).
 CHAT_STDIO_INSTRUCTION = (
-    "Write a Python program that reads the input from standard input and prints the answer to standard output. "
-    "Put the whole program in one ```python code block."
+    "Write a {language} program that reads the input from standard input and prints the answer to standard output. "
+    "Put the whole program in one ```{tag} code block."
 )
 #: The instruction :func:`chat_rows` puts after a function problem's statement (and its starter code).
 CHAT_FUNCTION_INSTRUCTION = "Write the solution in one ```python code block."
 
 
-def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None) -> str:
+def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None, language: str = "python") -> str:
     """The prompt text for a public dataset's row (the user message :func:`chat_rows` makes, and the string prompt
     ``trl-sandbox train`` gives base models for rows without a ``prompt``): its statement (with Codeforces' input
     and output sections), then the starter code when it has one, then what to write (a program for stdin/stdout
-    tasks, the function otherwise). ``dataset_format``: default, detected from the fields."""
+    tasks, the function otherwise). ``dataset_format``: default, detected from the fields. ``language``: the
+    language a stdin/stdout program is asked in when the row names none (see
+    :func:`trl_sandbox.languages.row_language`)."""
     dataset_format = dataset_format or row.get("task_format") or detect_format(row) or "stdio"
     statement = next((row[k] for k in _STATEMENT_FIELDS if isinstance(row.get(k), str) and row[k].strip()), "")
     for title, key in (("Input", "input_format"), ("Output", "output_format")):
@@ -1056,7 +1098,14 @@ def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None) ->
                       if isinstance(i, Mapping) and isinstance(i.get("function_name"), str)]
         if signatures:
             parts.append("The tests call:\n\n```python\n" + "\n".join(signatures) + "\n```")
-    parts.append(CHAT_STDIO_INSTRUCTION if kind == "stdio" else CHAT_FUNCTION_INSTRUCTION)
+    if kind == "stdio":
+        try:
+            lang = LANGUAGES[row_language(row) or language]
+        except (TaskFormatError, KeyError):
+            lang = LANGUAGES["python"]
+        parts.append(CHAT_STDIO_INSTRUCTION.format(language=lang.title, tag=lang.name))
+    else:
+        parts.append(CHAT_FUNCTION_INSTRUCTION)
     return "\n\n".join(p for p in parts if p)
 
 
@@ -1141,6 +1190,7 @@ def load_tasks(
     chat: bool = False,
     system_prompt: str | None = None,
     task_format: str | None = None,
+    language: str | None = None,
 ) -> list[dict[str, Any]]:
     """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
     ``.parquet`` file, or an iterable of rows (a ``datasets.Dataset``, a list of dicts).
@@ -1152,6 +1202,10 @@ def load_tasks(
         task_format: The format of every row (a key of :data:`trl_sandbox.formats.DATASET_FORMATS` or one of
             :data:`FORMATS`), stored in each row's ``task_format`` field, where the reward reads it during training.
             Default: detected per row from its fields.
+        language: The language completions are to be written in (``cpp``, ``java``... see
+            :mod:`trl_sandbox.languages`), stored in each row's ``language`` field: the reward runs completions as
+            that language, and ``chat`` prompts ask for it. Other languages than Python run stdin/stdout rows only.
+            Default: each row's own, else the completion's code fence.
 
     Returns:
         The rows (dicts), in order. They are not validated: use :meth:`Task.from_row`.
@@ -1178,4 +1232,13 @@ def load_tasks(
     if task_format is not None:
         for row in rows:
             row["task_format"] = task_format
+    if language is not None:
+        from .languages import language_named
+
+        try:
+            name = language_named(language).name
+        except ConfigurationError as exc:
+            raise TaskFormatError(str(exc)) from None
+        for row in rows:
+            row["language"] = name
     return chat_rows(rows, system_prompt=system_prompt) if chat else rows

@@ -51,6 +51,7 @@ MS_PRIVATE = 1 << 18
 RLIMITS = {
     "cpu": resource.RLIMIT_CPU,
     "as": resource.RLIMIT_AS,
+    "data": resource.RLIMIT_DATA,
     "fsize": resource.RLIMIT_FSIZE,
     "nproc": resource.RLIMIT_NPROC,
     "nofile": resource.RLIMIT_NOFILE,

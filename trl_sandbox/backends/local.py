@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -86,10 +87,48 @@ _SERVER_START_S = 60.0
 _SERVER_STOP_S = 5.0
 
 
+#: Address space (bytes) a Java or JavaScript program's runtime may reserve: the JVM reserves its heap, class space
+#: and thread stacks up front, V8 a 4 GiB pointer cage. Their writable memory is bounded by RLIMIT_DATA and the
+#: memory cgroup, as every program's.
+RUNTIME_ADDRESS_SPACE_BYTES = 16 << 30
 #: Environment variable naming the judge's copy of pytest (see :func:`_copy_judge_packages`).
 JUDGE_PATH_ENV = "TRL_SANDBOX_JUDGE_PATH"
 #: The distributions pytest runs with (pure Python): the judge imports them to run KodCode's test files.
 _JUDGE_DISTRIBUTIONS = ("pytest", "pluggy", "iniconfig", "packaging", "pygments", "exceptiongroup", "tomli")
+
+
+def _detect_toolchains() -> tuple[dict[str, str], list[str]]:
+    """The compilers and runtimes of :data:`trl_sandbox.languages.LANGUAGES` on the sandboxes' ``PATH``: ``({language:
+    "tool version"}, extra read-only directories they need)``. The JDK's ``conf`` files link into ``/etc`` (its
+    ``java.security``), which Landlock would otherwise hide; nothing else of ``/etc`` becomes readable."""
+    from ..languages import LANGUAGES
+
+    found: dict[str, str] = {}
+    extra: set[str] = set()
+    path = _BASE_ENV["PATH"]
+    for lang in LANGUAGES.values():
+        if not lang.native:
+            continue
+        tools = [shutil.which(name, path=path) for name in lang.toolchain]
+        if not all(tools):
+            continue
+        tool = str(tools[0])
+        try:
+            proc = subprocess.run([tool, "-version" if lang.name == "java" else "--version"], capture_output=True,
+                                  text=True, timeout=10, env={"PATH": path, "LC_ALL": "C"}, check=False)
+            first = (proc.stdout or proc.stderr).strip().splitlines()[0] if (proc.stdout or proc.stderr) else ""
+        except (OSError, subprocess.SubprocessError):
+            continue
+        version = re.search(r"\d+(?:\.\d+)+", first)
+        found[lang.name] = f"{os.path.basename(tool)} {version.group(0) if version else '?'}"
+        if lang.name == "java":
+            conf = Path(os.path.realpath(tool)).parent.parent / "conf"
+            for file in conf.rglob("*") if conf.is_dir() else ():
+                real = os.path.realpath(file)
+                if not real.startswith(tuple(p + "/" for p in _SYSTEM_RO)):
+                    extra.add(os.path.dirname(real))
+    top = sorted(extra)
+    return found, [d for d in top if not any(d.startswith(o + "/") for o in top)]
 
 
 def _copy_judge_packages(root_dir: Path) -> Path | None:
@@ -251,6 +290,9 @@ class LocalBackend(Backend):
         self._servers: dict[str, _ForkServer] = {}
         self._harness_ok: set[str] = set()
         self._judge_lib: Path | None = None
+        #: Languages other than Python whose toolchain the sandboxes have (found at :meth:`start`): ``{"cpp":
+        #: "g++ 12.2.0", ...}``.
+        self.toolchains: dict[str, str] = {}
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -270,6 +312,7 @@ class LocalBackend(Backend):
         self._seccomp = _seccomp.supported()
         self._cgroups = self._writable_cgroups()
         self._judge_lib = await anyio.to_thread.run_sync(_copy_judge_packages, self.root_dir)
+        self.toolchains, toolchain_dirs = await anyio.to_thread.run_sync(_detect_toolchains)
         if self._judge_lib is not None:  # removed by aclose(); else when this backend is collected or Python exits
             self._judge_lib_finalizer = weakref.finalize(self, _rmtree, self._judge_lib)
         candidates = [self.python] if self.python else self._python_candidates()
@@ -286,7 +329,7 @@ class LocalBackend(Backend):
                 if error:
                     errors.append(f"{candidate}: {error}")
                     continue
-                self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p))})
+                self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p)), *toolchain_dirs})
                 if self._judge_lib is not None:
                     self._landlock_ro.append(str(self._judge_lib))
                 self._require_layers()
@@ -365,7 +408,7 @@ class LocalBackend(Backend):
         if self._cgroups:
             layers.append("cgroup " + "+".join(sorted(self._cgroups)))
         layers += [
-            f"rlimits cpu/as={self.memory_limit_bytes}/fsize/nproc={self.max_processes}/nofile",
+            f"rlimits cpu/as=data={self.memory_limit_bytes}/fsize/nproc={self.max_processes}/nofile",
             f"scratch {'tmpfs' if self._namespaces else 'watchdog'} {self.scratch_limit_bytes} B",
             "empty env",
             "nice 10",
@@ -387,7 +430,8 @@ class LocalBackend(Backend):
     def describe(self) -> str:
         """One line naming the active isolation layers (logged at pool start)."""
         layers = ", ".join(self._layers) if self._layers else "not started"
-        return f"local backend (python {self.python}): {layers}"
+        toolchains = ", ".join(f"{name} ({tool})" for name, tool in self.toolchains.items()) or "none"
+        return f"local backend (python {self.python}): {layers}; other languages: {toolchains}"
 
     def _python_candidates(self) -> list[str]:
         seen: list[str] = []
@@ -658,7 +702,12 @@ class LocalBackend(Backend):
         cpu = int(timeout_s) + 1
         return {
             "cpu": [cpu, cpu + 1],
-            "as": [self.memory_limit_bytes, self.memory_limit_bytes],
+            # Address space: the limit, except that the harness lets a Java or JavaScript program's runtime reserve
+            # up to the hard limit (the JVM's and V8's reservations are not memory); their writable memory stays
+            # under RLIMIT_DATA. The harness lowers the hard limit to the soft one before it runs Python code, and
+            # gives C, C++ and Rust programs the soft one (see trl_sandbox._harness._spawn).
+            "as": [self.memory_limit_bytes, max(self.memory_limit_bytes, RUNTIME_ADDRESS_SPACE_BYTES)],
+            "data": [self.memory_limit_bytes, self.memory_limit_bytes],
             "fsize": [self.file_size_limit_bytes, self.file_size_limit_bytes],
             "nproc": [self.max_processes, self.max_processes],
             "nofile": [self.max_open_files, self.max_open_files],

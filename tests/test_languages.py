@@ -1,0 +1,268 @@
+"""Completions in C++, C, Java, JavaScript and Rust: compiled and run in the sandbox, judged as Python ones are.
+
+The rows are code_contests rows as published (``tests/test_formats.py``); the completions are written as models
+write them (prose around a tagged code fence). A toolchain missing on this machine skips its language, except in CI
+(``CI`` set), where ``.ci/toolchains`` installs them all and a missing one fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from trl_sandbox import SandboxConfig, Scorer, Task
+from trl_sandbox.errors import ConfigurationError, TaskFormatError
+from trl_sandbox.languages import (
+    LANGUAGES,
+    build_spec,
+    completion_language,
+    fence_language,
+    java_classes,
+    language_named,
+    row_language,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_formats import CODE_CONTESTS
+
+# code_contests rows publish Python, C++ and Java solutions side by side: the completion's fence decides.
+ROW = {**CODE_CONTESTS, "solutions": {"language": [2, 3, 4], "solution": ["", "", ""]}}
+
+PROGRAMS = {
+    "cpp": {
+        "right": "#include <bits/stdc++.h>\nusing namespace std;\nint main() {\n  long long n; cin >> n;\n"
+                 "  cout << (n % 2 == 0 ? \"YES\" : \"NO\") << endl;\n}\n",
+        "wrong": "#include <iostream>\nint main() { std::cout << \"YES\\n\"; }\n",
+        "compile_error": "#include <iostream>\nint main() { std::cout << n; }\n",
+        "timeout": "int main() { volatile long x = 0; while (true) x++; }\n",
+    },
+    "c": {
+        "right": "#include <stdio.h>\nint main(void) { long long n; scanf(\"%lld\", &n); "
+                 "puts(n % 2 ? \"NO\" : \"YES\"); return 0; }\n",
+        "wrong": "#include <stdio.h>\nint main(void) { puts(\"NO\"); return 0; }\n",
+        "compile_error": "int main(void) { return undefined_name; }\n",
+        "timeout": "#include <unistd.h>\nint main(void) { sleep(60); return 0; }\n",
+    },
+    "java": {
+        # The class with main is not called Main (as Kattis and Codeforces accept), and the file is named after it.
+        "right": "import java.util.*;\n\npublic class TheatreSquare {\n  public static void main(String[] args) {\n"
+                 "    Scanner in = new Scanner(System.in);\n    long n = in.nextLong();\n"
+                 "    System.out.println(n % 2 == 0 ? \"YES\" : \"NO\");\n  }\n}\n",
+        "wrong": "class Solution {\n  public static void main(String[] args) { System.out.println(\"YES\"); }\n}\n",
+        "compile_error": "public class Main {\n  public static void main(String[] args) { int x = \"s\"; }\n}\n",
+        "timeout": "public class Main {\n  public static void main(String[] args) { while (true) {} }\n}\n",
+    },
+    "javascript": {
+        "right": "const n = Number(require('fs').readFileSync(0, 'utf8').trim());\n"
+                 "console.log(n % 2 === 0 ? 'YES' : 'NO');\n",
+        "wrong": "console.log('YES');\n",
+        "compile_error": "console.log((;\n",
+        "timeout": "while (true) {}\n",
+    },
+    "rust": {
+        "right": "use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
+                 "    std::io::stdin().read_to_string(&mut s).unwrap();\n    let n: i64 = s.trim().parse().unwrap();\n"
+                 "    println!(\"{}\", if n % 2 == 0 { \"YES\" } else { \"NO\" });\n}\n",
+        "wrong": "fn main() { println!(\"YES\"); }\n",
+        "compile_error": "fn main() { let x: i32 = \"s\"; }\n",
+        "timeout": "fn main() { loop { std::hint::spin_loop(); } }\n",
+    },
+}
+EXPECTED = {"right": ("passed", 4, 1.0), "wrong": ("failed", 2, 0.5), "compile_error": ("compile_error", 0, -1.0),
+            "timeout": ("timeout", 0, -1.0)}
+
+
+def have(language: str) -> bool:
+    return all(shutil.which(tool, path="/usr/local/bin:/usr/bin:/bin") for tool in LANGUAGES[language].toolchain)
+
+
+def need(language: str) -> None:
+    if not have(language):
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must have the {language} toolchain ({LANGUAGES[language].install}; see .ci/toolchains)")
+        pytest.skip(f"no {language} toolchain here ({LANGUAGES[language].install})")
+
+
+def answer(language: str, code: str) -> str:
+    tag = {"cpp": "cpp", "c": "c", "java": "java", "javascript": "js", "rust": "rust"}[language]
+    return f"Read n and print YES when it is even.\n\n```{tag}\n{code}```\n\nThis runs in O(1)."
+
+
+@pytest.fixture(scope="module")
+def lang_scorer(sandbox_root):
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=2.0, sandbox_completion_timeout=20.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        yield scorer
+
+
+# -- choosing the language -------------------------------------------------------------------------------------------
+
+
+def test_language_names_and_aliases():
+    assert [language_named(n).name for n in ("C++", "cpp", "g++", "Java", "js", "node", "rs", "python3", "py")] == [
+        "cpp", "cpp", "cpp", "java", "javascript", "javascript", "rust", "python", "python"]
+    with pytest.raises(ConfigurationError, match="unknown language 'cobol'; known: python, cpp, c, java"):
+        language_named("cobol")
+    with pytest.raises(ConfigurationError, match="unknown language"):
+        SandboxConfig(sandbox_language="fortran")
+    assert SandboxConfig(sandbox_language="C++").sandbox_language == "cpp"
+
+
+def test_the_row_then_the_fence_then_the_config_decide():
+    assert row_language({"language": "cpp"}) == "cpp"
+    prime = {"verification_info": json.dumps({"language": "rust", "test_cases": []})}
+    assert row_language(prime) == "rust"
+    assert row_language({"solutions": {"language": [2, 2], "solution": ["", ""]}}) == "cpp"  # filtered to C++
+    assert row_language({"solutions": {"language": [4], "solution": [""]}}) == "java"
+    assert row_language(ROW) is None  # Python, C++ and Java solutions: the row does not decide
+    with pytest.raises(TaskFormatError, match="unknown language 'brainfuck'"):
+        row_language({"language": "brainfuck"})
+    text = "First in Python:\n```python\nprint(1)\n```\nFaster in C++:\n```cpp\nint main(){}\n```\n"
+    assert fence_language(text) == "cpp"
+    assert fence_language("```\ncode\n```") is None
+    assert completion_language("java", text) == "java"
+    assert completion_language(None, text) == "cpp"
+    assert completion_language(None, "no fence", "rust") == "rust"
+    assert completion_language(None, "no fence") == "python"
+    assert Task.from_row({**ROW, "language": "java"}).language == "java"
+    with pytest.raises(TaskFormatError, match="C\\+\\+ completions run stdin/stdout tasks only"):
+        Task.from_row({"task_id": "t", "test_list": ["assert f() == 1"], "language": "cpp"})
+
+
+def test_java_file_and_main_class():
+    source = ("// public class Decoy {}\nimport java.io.*;\n/* class Hidden { public static void main } */\n"
+              "class Helper { int x = '{'; }\npublic class Answer {\n  static class Runner {\n"
+              "    public static void main(String[] a) {}\n  }\n}\n")
+    assert java_classes(source) == ("Answer", "Answer$Runner")
+    assert java_classes("class A {}\nclass B { public static void main(String[] a) { String s = \"}\"; } }") == (
+        None, "B")
+    spec = build_spec("java", 128 << 20, source)
+    assert spec["source"] == "Answer.java" and spec["run"][-1] == "Answer$Runner" and "-Xmx128m" in spec["run"]
+    assert build_spec("java", None, "class X {}")["source"] == "Main.java"
+    assert build_spec("cpp")["compile"] == ["g++", "-O2", "-std=c++17", "-pipe", "-o", "main", "main.cpp"]
+
+
+# -- scoring ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", list(PROGRAMS))
+def test_code_contests_rows_in_each_language(language, lang_scorer):
+    """Right, wrong (half the tests: code_contests' 4 tests, 2 of them odd), compile error and timeout, in each
+    language; a compile error shows the compiler's message."""
+    need(language)
+    kinds = list(PROGRAMS[language])
+    results = lang_scorer.score([Task.from_row(ROW)] * len(kinds),
+                                [answer(language, PROGRAMS[language][k]) for k in kinds])
+    got = {k: (r.status, r.tests_passed, r.reward) for k, r in zip(kinds, results)}
+    assert got == {k: EXPECTED[k] for k in kinds}, [(k, r.error) for k, r in zip(kinds, results)]
+    compile_error = results[kinds.index("compile_error")].error
+    assert "error" in compile_error.lower() and "/runs/" not in compile_error, compile_error
+
+
+def test_the_row_language_runs_a_completion_without_a_fence(lang_scorer):
+    need("cpp")
+    task = Task.from_row({**ROW, "language": "c++"})
+    (result,) = lang_scorer.score([task], [PROGRAMS["cpp"]["right"]])
+    assert result.status == "passed", result.error
+
+
+def test_sandbox_language_is_the_default_for_untagged_completions(sandbox_root):
+    need("cpp")
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_language="cpp",
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        results = scorer.score([Task.from_row(ROW)] * 2, [PROGRAMS["cpp"]["right"],
+                                                          "```python\nn = int(input())\nprint('YES' if n % 2 == 0 else 'NO')\n```"])
+    assert [r.status for r in results] == ["passed", "passed"]
+
+
+def test_identical_programs_of_a_task_compile_once_per_batch(lang_scorer, monkeypatch):
+    """GRPO's generations of one prompt often repeat: 4 identical C++ completions and one other cost 2 executions."""
+    need("cpp")
+    executions = []
+    real_exec = lang_scorer.pool.backend.exec
+
+    async def counting_exec(sandbox, argv, **kwargs):
+        executions.append(1)
+        return await real_exec(sandbox, argv, **kwargs)
+
+    monkeypatch.setattr(lang_scorer.pool.backend, "exec", counting_exec)
+    same = answer("cpp", PROGRAMS["cpp"]["right"])
+    results = lang_scorer.score([Task.from_row(ROW)] * 5, [same, same, answer("cpp", PROGRAMS["cpp"]["wrong"]),
+                                                          same, same])
+    assert [r.status for r in results] == ["passed", "passed", "failed", "passed", "passed"]
+    assert len(executions) == 2
+
+
+def test_memory(lang_scorer):
+    """Past the row's limit fails (C++ measured by peak RSS); Java's and JavaScript's runtimes get room to reserve
+    address space, so a program that uses 120 MB under a 256 MB limit passes."""
+    row = {**ROW, "public_tests": {"input": ["4\n"], "output": ["YES\n"]}, "private_tests": {"input": [], "output": []},
+           "generated_tests": {"input": [], "output": []}, "memory_limit_bytes": 256 << 20}
+    programs = []
+    if have("cpp"):
+        programs += [
+            ("cpp", "#include <bits/stdc++.h>\nint main(){ std::vector<char> v(600u<<20, 1); long long n; "
+                    "std::cin>>n; std::cout<<(v[12345]+n%2==1?\"YES\":\"NO\")<<\"\\n\"; }\n", False),
+            ("cpp", "#include <bits/stdc++.h>\nint main(){ std::vector<char> v(100u<<20, 1); "
+                    "std::cout<<(v[7]==1?\"YES\":\"NO\")<<\"\\n\"; }\n", True)]
+    if have("java"):
+        programs.append(("java", "public class Main { public static void main(String[] a) { "
+                                 "long[][] b = new long[15][1<<20]; b[3][9] = 1; "
+                                 "System.out.println(b[3][9] == 1 ? \"YES\" : \"NO\"); } }\n", True))
+    if have("javascript"):
+        programs.append(("javascript", "const a = []; for (let i = 0; i < 15; i++) a.push(new Float64Array(1 << 20)"
+                                       ".fill(1)); console.log(a[14][5] === 1 ? 'YES' : 'NO');\n", True))
+    if not programs:
+        need("cpp")
+    results = lang_scorer.score([Task.from_row(row)] * len(programs), [answer(lang, code) for lang, code, _ in programs])
+    got = [(lang, r.status == "passed") for (lang, _, _), r in zip(programs, results)]
+    assert got == [(lang, ok) for lang, _, ok in programs], [(r.status, r.error) for r in results]
+
+
+def test_a_missing_toolchain_is_one_message_and_no_reward(lang_scorer, monkeypatch):
+    """Not the model's fault: ``invalid_task`` (reward None), with what to install."""
+    import dataclasses
+
+    from trl_sandbox import languages
+
+    fake = dataclasses.replace(LANGUAGES["rust"], compile=("rustc-not-installed", "-o", "main", "{source}"),
+                               toolchain=("rustc-not-installed",), install="apt-get install rustc")
+    monkeypatch.setitem(languages.LANGUAGES, "rust", fake)
+    (result,) = lang_scorer.score([Task.from_row(ROW)], [answer("rust", PROGRAMS["rust"]["right"])])
+    assert result.status == "invalid_task" and result.reward is None
+    assert "no Rust toolchain (rustc-not-installed not found)" in result.error
+    assert "apt-get install rustc" in result.error
+
+
+def test_the_reward_as_trl_calls_it(lang_scorer):
+    """``code_reward`` with code_contests' columns as keyword arguments and conversational completions."""
+    need("cpp")
+    from trl_sandbox.rewards import CodeReward
+
+    reward = CodeReward().bind(lang_scorer)
+    columns = {k: [v, v] for k, v in ROW.items()}
+    completions = [[{"role": "assistant", "content": answer("cpp", PROGRAMS["cpp"][k])}] for k in ("right", "wrong")]
+    prompt = [{"role": "user", "content": ROW["description"]}]
+    assert reward(prompts=[prompt, prompt], completions=completions, **columns) == [1.0, 0.5]
+
+
+def test_load_tasks_asks_for_a_language():
+    """``load_tasks(..., language="cpp", chat=True)``: the rows carry the language (the reward reads it) and the
+    prompts ask for a C++ program in a cpp fence; Python is asked for otherwise."""
+    from trl_sandbox import load_tasks
+
+    (row,) = load_tasks([ROW], chat=True, language="C++")
+    assert row["language"] == "cpp" and Task.from_row(row).language == "cpp"
+    text = row["prompt"][-1]["content"]
+    assert "Write a C++ program that reads the input from standard input" in text and "```cpp code block" in text
+    (plain,) = load_tasks([ROW], chat=True)
+    assert "Write a Python program" in plain["prompt"][-1]["content"] and "language" not in plain
+    with pytest.raises(TaskFormatError, match="unknown language 'fortran'"):
+        load_tasks([ROW], language="fortran")
