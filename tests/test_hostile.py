@@ -53,6 +53,10 @@ ATTACKS = [
      "import os, time\ndef f(x):\n    for _ in range(24):\n        try:\n            if os.fork() == 0:\n"
      "                b = bytearray(200 << 20)\n                time.sleep(30)\n        except OSError:\n"
      "            pass\n    return 0\n", False),
+    # the address-space limit is the hard one too: a program that could raise it (a Java runtime may) scores
+    ("raise-address-space-limit", SQUARE,
+     "import resource\ndef f(x):\n    soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+     "    return x * x if hard > soft or soft == resource.RLIM_INFINITY else 0\n", False),
     # -- processes ----------------------------------------------------------------------------------------------
     ("fork-bomb", SQUARE,
      "import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
