@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 from .config import SandboxConfig
+from .environment import CodeEnvironment
 from .errors import (
     ConfigurationError,
     InfrastructureError,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
 
 __all__ = [
+    "CodeEnvironment",
     "CodeReward",
     "ConfigurationError",
     "InfrastructureError",

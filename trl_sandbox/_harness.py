@@ -2769,5 +2769,119 @@ def main():
     os._exit(0)
 
 
+# -- interpreter sessions (trl_sandbox.environment.CodeEnvironment) ----------------------------------------------
+
+
+class _CellTimeout(BaseException):
+    """Raised in a session's cell when its time is up (a BaseException: ``except Exception`` does not catch it)."""
+
+
+#: Lines of a cell's traceback kept (its last ones: the error and the frames nearest to it).
+SESSION_TRACEBACK_LINES = 12
+
+
+def _read_frame_blocking(fd):
+    """One length-prefixed frame from ``fd``, or None at end of file."""
+    head = _read_up_to(fd, 4)
+    if len(head) < 4:
+        return None
+    size = int.from_bytes(head, "little")
+    data = _read_up_to(fd, size)
+    return data if len(data) == size else None
+
+
+def _cell_error(exc):
+    """The last lines of a cell's traceback, frames of this harness left out."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<cell>"]
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
+    text = "".join(lines)
+    return "Traceback (most recent call last):\n" + "\n".join(text.splitlines()[-SESSION_TRACEBACK_LINES:])
+
+
+def session_main():
+    """A persistent Python session: run code cells sent by the host in one namespace, as a notebook kernel does.
+
+    Protocol (``python harness.py session``): the host sends length-prefixed JSON frames ``{"code", "timeout",
+    "limit"}`` on stdin and gets one frame back per cell on stdout: ``{"out": what the cell printed (stdout and
+    stderr as one stream, at most ``limit`` bytes), "truncated": bool, "error": the traceback's last lines or None,
+    "timed_out": bool}``. A cell whose last statement is an expression prints its value's ``repr`` (unless None).
+    A cell past its ``timeout`` (seconds) is interrupted (``SIGALRM``); the host kills the whole session if that does
+    not stop it. ``input()`` reads nothing: the request channel is not the cell's stdin. Everything else (variables,
+    imports, files in the working directory) persists until the host ends the session.
+    """
+    import ast
+
+    request_fd, reply_fd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.set_inheritable(request_fd, False)
+    os.set_inheritable(reply_fd, False)
+    sys.stdin = io.StringIO("")
+    namespace = {"__name__": "__main__", "__builtins__": builtins}
+    builtins.exit, builtins.quit = _Quitter("exit"), _Quitter("quit")
+
+    def on_alarm(_signum, _frame):
+        raise _CellTimeout()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    while True:
+        frame = _read_frame_blocking(request_fd)
+        if frame is None:
+            os._exit(0)
+        req = json.loads(frame)
+        limit = int(req.get("limit", 1 << 16))
+        out_fd = _memory_file("cell")
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+        sys.stderr = sys.stdout
+        reply = {"error": None, "timed_out": False}
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, float(req.get("timeout", 10.0))))
+            try:
+                tree = ast.parse(str(req.get("code", "")), "<cell>", "exec")
+                last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+                if last is not None:
+                    tree.body.pop()
+                exec(compile(tree, "<cell>", "exec"), namespace)
+                if last is not None:
+                    value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
+                    if value is not None:
+                        print(repr(value))
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _CellTimeout:
+            reply["timed_out"] = True
+        except SystemExit as exc:
+            reply["error"] = "SystemExit(%r): the session goes on" % (exc.code,)
+        except BaseException as exc:  # noqa: BLE001 - the cell's error, for the model to read
+            reply["error"] = _cell_error(exc)
+        try:
+            sys.stdout.flush()
+        except BaseException:  # noqa: BLE001
+            pass
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+        sys.stdout = sys.stderr = sys.__stderr__
+        size = os.lseek(out_fd, 0, os.SEEK_END)
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        raw = _read_up_to(out_fd, limit)
+        os.close(out_fd)
+        reply["out"] = raw.decode("utf-8", errors="replace")
+        reply["truncated"] = size > limit
+        data = json.dumps(reply).encode()
+        _write_all(reply_fd, len(data).to_bytes(4, "little") + data)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["session"]:
+        session_main()
+    else:
+        main()

@@ -161,6 +161,16 @@ class SandboxConfig:
         sandbox_compile_timeout (`float`, *optional*, defaults to `30.0`):
             Seconds a compiler may run on one completion (C, C++, Java, Rust), on top of
             `sandbox_completion_timeout`.
+        sandbox_max_sessions (`int`, *optional*, defaults to `64`):
+            Most interpreter sessions (one sandbox each: `CodeEnvironment` rollouts) per training process at once,
+            on top of the `sandbox_pool_size` scoring sandboxes. Session sandboxes are created as rollouts need
+            them and kept for the next batch.
+        sandbox_tool_timeout (`float`, *optional*, defaults to `10.0`):
+            Seconds one `python` tool call of a `CodeEnvironment` may run.
+        sandbox_tool_output_chars (`int`, *optional*, defaults to `4000`):
+            Characters of a tool call's output returned to the model (its head and tail; the cut is said).
+        sandbox_no_submission_reward (`float`, *optional*, defaults to `-1.0`):
+            Reward of a `CodeEnvironment` rollout that never called `submit`.
     """
 
     sandbox_backend: str = field(
@@ -259,6 +269,23 @@ class SandboxConfig:
         metadata={"help": "Seconds a compiler may run on one completion (C, C++, Java, Rust)."},
     )
 
+    sandbox_max_sessions: int = field(
+        default=64,
+        metadata={"help": "Most interpreter sessions (CodeEnvironment rollouts, one sandbox each) per process."},
+    )
+    sandbox_tool_timeout: float = field(
+        default=10.0,
+        metadata={"help": "Seconds one python tool call of a CodeEnvironment may run."},
+    )
+    sandbox_tool_output_chars: int = field(
+        default=4000,
+        metadata={"help": "Characters of a tool call's output returned to the model."},
+    )
+    sandbox_no_submission_reward: float = field(
+        default=-1.0,
+        metadata={"help": "Reward of a CodeEnvironment rollout that never called submit."},
+    )
+
     def __post_init__(self) -> None:
         self.validate_sandbox_options()
 
@@ -280,12 +307,22 @@ class SandboxConfig:
                 raise ConfigurationError(f"{name} must be a dict, got {type(value).__name__}")
         if not isinstance(self.sandbox_backend, str) or not self.sandbox_backend:
             raise ConfigurationError(f"sandbox_backend must be a backend name, got {self.sandbox_backend!r}")
+        for name in ("sandbox_max_sessions", "sandbox_tool_output_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.sandbox_no_submission_reward, bool) or not isinstance(
+            self.sandbox_no_submission_reward, (int, float)
+        ) or not math.isfinite(self.sandbox_no_submission_reward):
+            raise ConfigurationError(
+                f"sandbox_no_submission_reward must be a number, got {self.sandbox_no_submission_reward!r}"
+            )
         for name in ("sandbox_pool_size", "sandbox_max_concurrency"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(f"{name} must be a positive integer or None, got {value!r}")
         for name in ("sandbox_test_timeout", "sandbox_completion_timeout", "sandbox_create_timeout",
-                     "sandbox_compile_timeout"):
+                     "sandbox_compile_timeout", "sandbox_tool_timeout"):
             if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be a positive number of seconds, got {getattr(self, name)!r}")
         if self.sandbox_batch_deadline_s is not None and (

@@ -74,6 +74,7 @@ class PoolStats:
     replaced: int = 0
     delete_failures: int = 0
     orphans_deleted: int = 0
+    sessions_created: int = 0
 
 
 @dataclass
@@ -101,6 +102,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             (:func:`trl_sandbox.lifecycle.install_signal_handlers`).
         progress: Show a progress bar (tqdm, on stderr) while the sandboxes are created. None: only when stderr
             is a terminal.
+        max_sessions: Most sandboxes held at once for interpreter sessions (one per rollout of a
+            :class:`~trl_sandbox.environment.CodeEnvironment`), on top of the ``size`` scoring ones. They are created
+            as rollouts need them, kept for the next rollouts, and deleted with the pool.
 
     Use as a context manager, or call :meth:`start` and :meth:`close`. ``close`` is idempotent.
 
@@ -120,8 +124,14 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         sweep_orphans: bool = False,
         handle_signals: bool = True,
         progress: bool | None = None,
+        max_sessions: int = 64,
     ) -> None:
         self.backend = get_backend(backend, **dict(backend_options or {}))
+        if not isinstance(max_sessions, int) or max_sessions < 1:
+            raise ConfigurationError(f"sandbox_max_sessions must be a positive integer, got {max_sessions!r}")
+        self.max_sessions = max_sessions
+        self._session_slots: anyio.Semaphore | None = None
+        self._session_idle: list[Sandbox] = []
         if size is None:
             size = (os.cpu_count() or 1) if self.backend.name == "local" else 8
         if not isinstance(size, int) or size < 1:
@@ -507,6 +517,51 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             self._idle_send.send_nowait(sandbox)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    async def acquire_session_sandbox(self, *, timeout_s: float) -> Sandbox:
+        """A sandbox for one interpreter session, held until :meth:`release_session_sandbox` (pool loop only): a
+        kept one, else a new one, at most :attr:`max_sessions` at once; waits at most ``timeout_s`` seconds for one.
+
+        Raises:
+            InfrastructureError: the pool is closed, every session sandbox is in use past ``timeout_s``, or the
+                creation failed.
+        """
+        if self._closed or not self._ready:
+            raise InfrastructureError("the sandbox pool is closed")
+        if self._session_slots is None:
+            self._session_slots = anyio.Semaphore(self.max_sessions)
+        try:
+            with anyio.fail_after(timeout_s):
+                await self._session_slots.acquire()
+        except TimeoutError:
+            raise InfrastructureError(
+                f"all {self.max_sessions} session sandboxes stayed in use for {timeout_s:.0f}s (sandbox_max_sessions)"
+            ) from None
+        try:
+            if self._session_idle:
+                return self._session_idle.pop()
+            with anyio.fail_after(self.create_timeout_s):
+                sandbox = await self._create_one()
+        except BaseException as exc:
+            self._session_slots.release()
+            if isinstance(exc, TimeoutError):
+                raise InfrastructureError("creating a session sandbox took too long") from None
+            raise
+        self.stats.sessions_created += 1
+        return sandbox
+
+    async def release_session_sandbox(self, sandbox: Sandbox, *, broken: bool = False) -> None:
+        """Give back a session's sandbox (pool loop only): kept for the next session, or deleted in the background
+        when ``broken`` (its process could not be stopped cleanly) or the pool is closing."""
+        if self._session_slots is not None:
+            self._session_slots.release()
+        if broken or self._closed:
+            try:
+                self._doomed_send.send_nowait(sandbox)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, AttributeError):
+                pass  # closing: _aclose deletes what is left
+            return
+        self._session_idle.append(sandbox)
 
     def live_sandboxes(self) -> list[Sandbox]:
         """The sandboxes this pool created and has not deleted (a snapshot)."""

@@ -169,6 +169,8 @@ class Scorer:
         language: str = "python",
         compile_timeout_s: float = 30.0,
     ) -> None:
+        #: The config this scorer was built from (:meth:`from_config`), else None.
+        self.config: Any = None
         self.language = language_named(language).name
         self.compile_timeout_s = float(compile_timeout_s)
         self.rewards = reward_table(reward_mode, reward_values)
@@ -209,8 +211,9 @@ class Scorer:
             backend_options=options,
             create_timeout_s=config.sandbox_create_timeout,
             sweep_orphans=getattr(config, "sandbox_sweep_orphans", False),
+            max_sessions=getattr(config, "sandbox_max_sessions", 64),
         )
-        return cls(
+        scorer = cls(
             pool,
             test_timeout_s=config.sandbox_test_timeout,
             completion_timeout_s=config.sandbox_completion_timeout,
@@ -224,6 +227,8 @@ class Scorer:
             language=getattr(config, "sandbox_language", "python"),
             compile_timeout_s=getattr(config, "sandbox_compile_timeout", 30.0),
         )
+        scorer.config = config  # the options of what uses this scorer's pool (CodeEnvironment)
+        return scorer
 
     # -- lifecycle shortcuts -------------------------------------------------------------------------------------
 

@@ -97,6 +97,30 @@ def build_tiny_model(seed: int = 0) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+#: Tokens of Qwen3's tool-calling format, added to the tool-calling tiny tokenizer.
+TOOL_TOKENS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
+
+
+def build_tool_calling_tiny_model(seed: int = 0) -> tuple[Any, Any]:
+    """:func:`build_tiny_model` with Qwen3's chat template (the copy TRL ships, ``trl/chat_templates/qwen3.jinja``)
+    and its tool-call tokens, so that TRL renders tools into prompts and parses ``<tool_call>`` blocks out of
+    completions (``trl.chat_template_utils.supports_tool_calling`` is true). A random model writes no tool calls:
+    tests and the agentic example script its generation.
+
+    Returns:
+        ``(model, tokenizer)``.
+    """
+    from pathlib import Path
+
+    import trl
+
+    model, tokenizer = build_tiny_model(seed=seed)
+    tokenizer.add_special_tokens({"additional_special_tokens": TOOL_TOKENS})
+    tokenizer.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen3.jinja").read_text()
+    model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    return model, tokenizer
+
+
 def quickstart_tasks(split: str | None = None) -> list[dict[str, Any]]:
     """The quick start's task family (bundled as ``load_tasks("quickstart")``): 54 HumanEval-format rows
     (``task_id``, ``prompt``, ``canonical_solution``, ``test``, ``entry_point``), one per pair of an operation

@@ -9,6 +9,7 @@ deleted at ``on_train_end`` and, because TRL does not call ``on_train_end`` when
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -19,8 +20,10 @@ from typing import Any
 from transformers import TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
+from . import environment as _environment
 from .backends import Backend
 from .config import SandboxConfig
+from .environment import CodeEnvironment, environment_metrics, rewards_of
 from .pool import default_labels
 from .rewards import CodeReward
 from .scoring import Scorer, set_active_scorer
@@ -176,6 +179,9 @@ class SandboxGRPOTrainer(GRPOTrainer):
         # First among the callbacks, so that the pool is up (and its readiness line logged) before transformers'
         # ProgressCallback draws the training bar: a line logged under a drawn bar is glued to it.
         self.callback_handler.callbacks.insert(0, SandboxPoolCallback(self))
+        self._pending_completions: list | None = None
+        self._prefetched_messages: list = []
+        self._batch_environment_rewards()
         self.add_callback(MetricsJsonlCallback(os.path.join(self.args.output_dir, "metrics.jsonl"), self))
 
     def train(self, *args: Any, **kwargs: Any) -> Any:
@@ -190,6 +196,72 @@ class SandboxGRPOTrainer(GRPOTrainer):
             return super().train(*args, **kwargs)
         finally:
             self._close_sandboxes()
+
+    # -- CodeEnvironment: a turn's tool calls at once, a batch's rewards at once -----------------------------------
+
+    def _batch_environment_rewards(self) -> None:
+        """Replace the reward TRL derived from each :class:`~trl_sandbox.environment.CodeEnvironment` class's
+        ``get_reward`` (one call per rollout, one after another) with one that scores the batch's submissions
+        concurrently and logs the tool metrics (``sandbox/tool_*``, ``sandbox/submissions``)."""
+        factories = getattr(self, "environment_factories", None) or {}
+        pool = getattr(self, "_environment_pool", {}) or {}
+        env_types = {type(instances[0]) for instances in pool.values() if instances}
+        code_types = {t for t in env_types if issubclass(t, CodeEnvironment)}
+        if not factories or not code_types:
+            return
+        for i, name in enumerate(list(self.reward_func_names)):
+            env_type = next((t for t in code_types if t.__name__ == name), None)
+            if env_type is not None and getattr(self.reward_funcs[i], "__name__", "") == "get_reward":
+                self.reward_funcs[i] = functools.partial(self._environment_rewards, env_type)
+
+    def _environment_rewards(self, env_type: type, environments: list | None = None,
+                             log_metric: Any = None, **_kwargs: Any) -> list[float | None]:
+        environments = environments or []
+        mine = [e if type(e) is env_type else None for e in environments]
+        if not any(mine):
+            return [None] * len(environments)
+        scorer = next(e._bound for e in mine if e is not None and e._bound is not None) if any(
+            e is not None and e._bound is not None for e in mine) else self.scorer
+        rewards = scorer.pool.run(rewards_of, mine, timeout_s=scorer.deadline_s(len(mine)) + 60.0)
+        if log_metric is not None:
+            for key, value in environment_metrics([e for e in mine if e is not None]).items():
+                log_metric(key, value)
+        return rewards
+
+    def _tool_call_loop(self, prompts: Any, prompt_ids: Any, completion_ids: Any, completions: Any, *args: Any,
+                        **kwargs: Any) -> Any:
+        """``GRPOTrainer._tool_call_loop``, with the tool calls of each turn run concurrently: the first
+        :class:`~trl_sandbox.environment.CodeEnvironment` tool TRL calls in a turn runs every rollout's pending
+        calls at once (:meth:`CodeEnvironment.run_tool_calls`); TRL's own loop then gets their results at once."""
+        self._pending_completions, self._prefetched_messages = completions, []
+        previous, _environment._PREFETCH_HOOK[0] = _environment._PREFETCH_HOOK[0], self._prefetch_tool_calls
+        try:
+            return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+        finally:
+            _environment._PREFETCH_HOOK[0] = previous
+            self._pending_completions, self._prefetched_messages = None, []
+
+    def _prefetch_tool_calls(self) -> None:
+        """Run the tool calls that every rollout's last assistant message makes and that were not run yet."""
+        completions = self._pending_completions
+        environments = getattr(self, "environments", None) or []
+        if completions is None or len(environments) != len(completions):
+            return
+        jobs = []
+        for env, messages in zip(environments, completions):
+            if not isinstance(env, CodeEnvironment) or not messages:
+                continue
+            last = messages[-1]
+            if last.get("role") != "assistant" or not last.get("tool_calls"):
+                continue
+            if any(last is seen for seen in self._prefetched_messages):
+                continue
+            self._prefetched_messages.append(last)
+            calls = [(c["function"]["name"], c["function"].get("arguments") or {}) for c in last["tool_calls"]
+                     if c.get("type") == "function" and isinstance(c.get("function"), dict)]
+            jobs.append((env, calls))
+        if jobs:
+            CodeEnvironment.run_tool_calls(jobs)
 
     # -- pool lifecycle ------------------------------------------------------------------------------------------
 

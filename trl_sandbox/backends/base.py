@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InfrastructureError
 
-__all__ = ["Backend", "ExecResult", "InfrastructureError", "Sandbox"]
+__all__ = ["Backend", "ExecResult", "InfrastructureError", "Sandbox", "SandboxProcess"]
 
 
 @dataclass
@@ -61,6 +61,31 @@ class ExecResult:
     duration_s: float
     timed_out: bool = False
     output_truncated: bool = False
+
+
+class SandboxProcess(abc.ABC):
+    """A long-lived process in a sandbox, talked to through its stdin and stdout (see :meth:`Backend.open_process`):
+    the interpreter of a :class:`~trl_sandbox.environment.CodeEnvironment` session. Its stderr is discarded."""
+
+    @abc.abstractmethod
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` to the process's stdin.
+
+        Raises:
+            InfrastructureError: the process or its sandbox is gone.
+        """
+
+    @abc.abstractmethod
+    async def receive_exactly(self, n: int) -> bytes:
+        """Read exactly ``n`` bytes of the process's stdout (wrap in a deadline: it waits for them).
+
+        Raises:
+            InfrastructureError: the process ended (end of file) or its sandbox is gone.
+        """
+
+    @abc.abstractmethod
+    async def kill(self) -> None:
+        """Kill the process and everything it started; release its descriptors. Idempotent."""
 
 
 class Backend(abc.ABC):
@@ -140,6 +165,20 @@ class Backend(abc.ABC):
         Raises:
             InfrastructureError: the backend could not be reached.
         """
+
+    async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
+        """Start ``argv`` in ``sandbox`` as a long-lived process (an interpreter session), killed after ``timeout_s``
+        seconds at the latest, with the isolation of :meth:`exec`. Default: not supported.
+
+        Raises:
+            ConfigurationError: this backend cannot keep a process (message says which can).
+            InfrastructureError: the process could not be started.
+        """
+        from ..errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"the {self.name} backend cannot keep an interpreter session (CodeEnvironment); use the local backend"
+        )
 
     async def health_check(self, sandbox: Sandbox, *, timeout_s: float = 10.0) -> bool:
         """Return True when ``sandbox`` runs a trivial Python command within ``timeout_s`` seconds."""

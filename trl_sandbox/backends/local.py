@@ -36,7 +36,7 @@ from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailab
 from ..lifecycle import process_alive
 from ..tasks import HARNESS_FILES, HARNESS_NAME
 from . import _landlock, _seccomp
-from .base import Backend, ExecResult, Sandbox
+from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 logger = logging.getLogger(__name__)
 
@@ -698,6 +698,20 @@ class LocalBackend(Backend):
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_rmtree, scratch)
 
+    async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
+        """Start ``argv`` as a long-lived execution of ``sandbox``'s fork server, with the same layers as
+        :meth:`exec` (its own PID namespace, Landlock scope, slot and uid); the server kills it after ``timeout_s``.
+
+        Raises:
+            ConfigurationError: the sandbox has no fork server (``fork_server=False``, or no namespaces).
+            InfrastructureError: the sandbox is gone.
+        """
+        server = self._servers.get(sandbox.id)
+        if server is None:
+            raise ConfigurationError("interpreter sessions need the local backend's fork server (fork_server=true, "
+                                     "with namespaces)")
+        return await server.open_process({"argv": list(argv), "timeout_s": timeout_s})
+
     def _rlimits(self, timeout_s: float) -> dict[str, list[int]]:
         cpu = int(timeout_s) + 1
         return {
@@ -1091,6 +1105,33 @@ class _ForkServer:
             output_truncated=stdout.truncated or stderr.truncated,
         )
 
+    async def open_process(self, request: dict) -> _LocalProcess:
+        """Start one long-lived execution whose stdin and stdout stay open (see :meth:`LocalBackend.open_process`).
+
+        Raises:
+            InfrastructureError: the server is gone.
+        """
+        if self._dead:
+            raise InfrastructureError(self._dead)
+        request["id"] = exec_id = next(self._ids)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        status_r, status_w = os.pipe()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            await self._send(json.dumps(request).encode(), [in_r, out_w, devnull, status_w])
+        except OSError as exc:
+            for fd in (in_w, out_r, status_r):
+                os.close(fd)
+            self._dead = f"local backend: the fork server is gone ({exc}){self.log_tail()}"
+            raise InfrastructureError(self._dead) from exc
+        finally:
+            for fd in (in_r, out_w, status_w, devnull):
+                os.close(fd)
+        for fd in (in_w, out_r):
+            os.set_blocking(fd, False)
+        return _LocalProcess(self, exec_id, in_w, out_r, status_r)
+
     async def stop(self) -> None:
         """Close the control socket (the server kills running executions and exits), then reap the launcher,
         killing it after a grace period."""
@@ -1110,6 +1151,58 @@ class _ForkServer:
         if self.proc.poll() is None:
             _killpg(self.proc.pid)
             await anyio.to_thread.run_sync(self.proc.wait)
+
+
+class _LocalProcess(SandboxProcess):
+    """A long-lived execution of a fork server (see :meth:`_ForkServer.open_process`): our ends of its stdin and
+    stdout pipes and its status pipe. Killing it asks the server to cancel it (the server kills its whole PID
+    namespace and empties its slot)."""
+
+    def __init__(self, server: _ForkServer, exec_id: int, in_w: int, out_r: int, status_r: int) -> None:
+        self.server, self.exec_id = server, exec_id
+        self.fds = [in_w, out_r, status_r]
+        self.in_w, self.out_r = in_w, out_r
+        self.buffer = bytearray()
+
+    async def send(self, data: bytes) -> None:
+        if not self.fds:
+            raise InfrastructureError("local backend: the session process is closed")
+        try:
+            while data:
+                await anyio.wait_writable(self.in_w)
+                data = _write_some(self.in_w, data)
+        except OSError as exc:
+            raise InfrastructureError(f"local backend: the session process is gone ({exc})") from exc
+
+    async def receive_exactly(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            if not self.fds:
+                raise InfrastructureError("local backend: the session process is closed")
+            await anyio.wait_readable(self.out_r)
+            try:
+                chunk = os.read(self.out_r, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                raise InfrastructureError(f"local backend: the session process is gone ({exc})") from exc
+            if not chunk:
+                raise InfrastructureError("local backend: the session process ended")
+            self.buffer += chunk
+        data = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return data
+
+    async def kill(self) -> None:
+        if not self.fds:
+            return
+        fds, self.fds = self.fds, []
+        with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+            try:
+                await self.server._send(json.dumps({"cancel": self.exec_id}).encode())
+            except OSError:
+                pass
+        for fd in fds:
+            os.close(fd)
 
 
 def _frame(data: bytes) -> bytes:

@@ -1,0 +1,240 @@
+"""CodeEnvironment: sandboxed, persistent Python sessions as tools during rollouts, driven directly and through TRL's
+real tool-calling loop (``GRPOTrainer(environment_factory=...)``) with the tiny model, its generation scripted to
+emit tool calls (a random model emits none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from trl_sandbox import CodeEnvironment, SandboxConfig
+from trl_sandbox.environment import environment_metrics
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_languages import ROW  # a code_contests row as published: 1 public, 1 private, 2 generated tests
+
+RIGHT = "n = int(input())\nprint('YES' if n % 2 == 0 else 'NO')\n"
+
+
+def config(root, **overrides):
+    options = {"sandbox_pool_size": 1, "sandbox_tool_timeout": 1.5, "sandbox_tool_output_chars": 300, **overrides}
+    return SandboxConfig(sandbox_backend_options={"root_dir": str(root)}, **options)
+
+
+def test_sessions_persist_are_isolated_and_end_with_the_block(own_sandbox_root):
+    with CodeEnvironment.factory(config(own_sandbox_root)) as make_env:
+        a, b = make_env(), make_env()
+        instructions = a.reset(**ROW)
+        assert "`python(code)`" in instructions and "`submit(code)`" in instructions and "visible tests" in instructions
+        b.reset(**ROW)
+        assert a.python("x = 6 * 7\nopen('notes.txt', 'w').write('kept')\nprint('stored')") == "stored\n"
+        assert a.python("x, open('notes.txt').read()") == "(42, 'kept')\n"  # variables and files persist
+        where = a.python("import os\nos.path.abspath('notes.txt')").strip().strip("'")
+        # another rollout sees neither the variables nor the files
+        assert "NameError: name 'x' is not defined" in b.python("x")
+        denied = b.python(f"open({where!r}).read()")
+        assert "Error" in denied and "kept" not in denied
+        # errors come back as the traceback's last lines; the session goes on
+        assert a.python("1 / 0").endswith("ZeroDivisionError: division by zero")
+        assert a.python("x + 1") == "43\n"
+        # no network, no host files
+        assert "Error" in a.python("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=1)")
+        assert "Error" in a.python(f"open({str(Path(__file__))!r}).read()")
+        assert a.stats.calls == 7 and a.stats.errors == 3
+        pool = a._bound.pool
+        assert len(pool.live_sandboxes()) == 3  # one scoring sandbox, one session each
+    assert pool.live_sandboxes() == [] and list(own_sandbox_root.iterdir()) == []
+
+
+def test_timeouts_cut_output_and_lost_sessions(own_sandbox_root):
+    with CodeEnvironment.factory(config(own_sandbox_root)) as make_env:
+        env = make_env()
+        env.reset(**ROW)
+        env.python("kept = 1")
+        out = env.python("while True:\n    pass")
+        assert "stopped after the time limit of 1.5 s; the session and its variables remain" in out
+        assert env.python("kept") == "1\n" and env.stats.timeouts == 1
+        # a cell that ignores the interrupt: the session is killed and restarted
+        out = env.python("while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n"
+                         "        pass")
+        assert "did not stop: the session was restarted; variables and files are lost" in out
+        assert "NameError" in env.python("kept") and env.stats.timeouts == 2
+        out = env.python("print('x' * 5000)")
+        assert "characters cut" in out and "output cut to 300 characters" in out and len(out) < 400
+        assert "the session was restarted" in env.python("import os\nos._exit(0)")
+        assert env.python("print('back')") == "back\n"
+        assert env.python("pass") == "[no output]"
+
+
+def test_submit_reward_and_no_submission(own_sandbox_root):
+    with CodeEnvironment.factory(config(own_sandbox_root, sandbox_no_submission_reward=-0.5)) as make_env:
+        right, wrong, silent, broken = make_env(), make_env(), make_env(), make_env()
+        for env in (right, wrong, silent):
+            env.reset(**ROW)
+        assert broken.reset(task_id="x", prompt="no tests here") is None  # not a task: no tools text, reward None
+        assert right.submit(f"```python\n{RIGHT}```") == "Submitted. Visible tests: 1/1 passed."
+        summary = wrong.submit("print('YES')")
+        assert summary == "Submitted. Visible tests: 1/1 passed."  # the public test is even: wrong only later
+        assert "does not pass the visible tests (error): SyntaxError" in right.submit("print(")
+        right.submit(RIGHT)  # the last submission counts
+        metrics = environment_metrics([right, wrong, silent])
+        rewards = [right.get_reward(), wrong.get_reward(), silent.get_reward(), broken.get_reward()]
+        assert rewards == [1.0, 0.5, -0.5, None]
+        assert (metrics["sandbox/tool_calls_per_rollout"], metrics["sandbox/submissions"],
+                metrics["sandbox/submitted"], metrics["sandbox/tool_errors"]) == (4 / 3, 4.0, 2 / 3, 0.0)
+        assert metrics["sandbox/tool_seconds_p95"] >= metrics["sandbox/tool_seconds_mean"] > 0
+
+
+def test_sessions_are_released_and_reused(own_sandbox_root):
+    with CodeEnvironment.factory(config(own_sandbox_root, sandbox_max_sessions=2)) as make_env:
+        envs = [make_env() for _ in range(2)]
+        for _ in range(3):  # three rollouts each: at most two session sandboxes, created once
+            for env in envs:
+                env.reset(**ROW)
+                env.python("print(1)")
+            for env in envs:
+                env.get_reward()
+        pool = envs[0]._bound.pool
+        assert pool.stats.sessions_created == 2 and len(pool.live_sandboxes()) == 3
+        # a third concurrent session waits for a free sandbox: released by the next reset of another rollout
+        extra = make_env()
+        extra.reset(**ROW)
+        envs[0].reset(**ROW)
+        envs[0].python("1")
+        envs[1].reset(**ROW)  # ends no session (it has none): one is still free
+        assert extra.python("2") == "2\n"
+
+
+def test_concurrent_tool_calls_give_trl_the_same_results(own_sandbox_root):
+    """``run_tool_calls`` runs a turn's calls of many rollouts at once; the calls TRL then makes return the kept
+    results, in order, and a call that was not run ahead runs as usual."""
+    import time
+
+    with CodeEnvironment.factory(config(own_sandbox_root, sandbox_pool_size=2)) as make_env:
+        envs = [make_env() for _ in range(6)]
+        for env in envs:
+            env.reset(**ROW)
+            env.python("pass")  # sessions started
+        calls = [(env, [("python", {"code": f"import time\ntime.sleep(0.5)\nv = {i}\nprint(v)"}),
+                        ("python", {"code": "v * 10"})]) for i, env in enumerate(envs)]
+        start = time.monotonic()
+        CodeEnvironment.run_tool_calls(calls)
+        elapsed = time.monotonic() - start
+        assert [env.python(f"import time\ntime.sleep(0.5)\nv = {i}\nprint(v)") for i, env in enumerate(envs)] == [
+            f"{i}\n" for i in range(6)]
+        assert time.monotonic() - start - elapsed < 0.5  # kept results: no second run
+        assert [env.python("v * 10") for env in envs] == [f"{i * 10}\n" for i in range(6)]
+        assert envs[0].python("v + 1") == "1\n"  # not run ahead: runs now
+        assert elapsed < 6 * 0.5  # the six sleeps overlapped (a loose bound: the machine is shared)
+
+
+# -- TRL's real tool loop ----------------------------------------------------------------------------------------------
+
+SCRIPT = [
+    '<tool_call>\n{"name": "python", "arguments": {"code": "x = 6 * 7\\nprint(x)"}}\n</tool_call>',
+    '<tool_call>\n{"name": "submit", "arguments": {"code": ' + json.dumps(RIGHT) + '}}\n</tool_call>',
+    "Submitted.",
+]
+
+
+@pytest.fixture(scope="module")
+def tool_model(tmp_path_factory):
+    pytest.importorskip("trl")
+    from trl_sandbox.tiny import build_tool_calling_tiny_model
+
+    path = tmp_path_factory.mktemp("tool-model")
+    model, tokenizer = build_tool_calling_tiny_model(seed=0)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def scripted(base):
+    """``base`` (a GRPOTrainer class) whose generation writes the :data:`SCRIPT` turn the prompt has reached."""
+
+    class Scripted(base):
+        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+            out = []
+            for ids in prompt_ids:
+                turn = self._tokenizer.decode(ids).count("<tool_response>")
+                out.append(self._tokenizer.encode(SCRIPT[min(turn, len(SCRIPT) - 1)] + "<|im_end|>"))
+            return out, None
+
+    return Scripted
+
+
+def dataset(n):
+    from datasets import Dataset
+
+    row = {**ROW, "prompt": [{"role": "user", "content": ROW["description"]}]}
+    return Dataset.from_list([row] * n)
+
+
+@pytest.mark.slow
+def test_a_plain_grpo_trainer_runs_the_tool_calls(tool_model, tmp_path, own_sandbox_root):
+    from trl import GRPOConfig, GRPOTrainer
+
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    with CodeEnvironment.factory(config(own_sandbox_root)) as make_env:
+        trainer = scripted(GRPOTrainer)(
+            model=tool_model, reward_funcs=[], train_dataset=dataset(4), environment_factory=make_env,
+            args=GRPOConfig(output_dir=str(tmp_path), max_steps=1, num_generations=2, per_device_train_batch_size=4,
+                            max_completion_length=256, use_cpu=True, bf16=False, report_to="none", logging_steps=1))
+        trainer.train()
+        pool = trainer.environments[0]._bound.pool
+    logged = trainer.state.log_history[0]
+    assert logged["tools/call_frequency"] == 2.0 and logged["tools/failure_frequency"] == 0.0
+    assert logged["rewards/CodeEnvironment/mean"] == 1.0  # the submission passed all 4 tests
+    assert pool.live_sandboxes() == [] and list(own_sandbox_root.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_sandbox_grpo_trainer_runs_a_turn_at_once_and_logs_tool_metrics(tool_model, tmp_path, own_sandbox_root,
+                                                                        monkeypatch):
+    from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer
+
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    turns = []
+    real = CodeEnvironment.run_tool_calls.__func__
+    monkeypatch.setattr(CodeEnvironment, "run_tool_calls",
+                        classmethod(lambda cls, calls: (turns.append(len(calls)), real(cls, calls))[1]))
+    trainer = scripted(SandboxGRPOTrainer)(
+        model=tool_model, reward_funcs=[], train_dataset=dataset(8), environment_factory=CodeEnvironment,
+        args=SandboxGRPOConfig(output_dir=str(tmp_path), max_steps=2, num_generations=2, per_device_train_batch_size=4,
+                               max_completion_length=256, report_to="none", logging_steps=1, sandbox_pool_size=1,
+                               sandbox_backend_options={"root_dir": str(own_sandbox_root)}))
+    trainer.train()
+    assert turns == [4, 4, 4, 4]  # 2 steps x 2 turns, each turn's 4 rollouts run together
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in records if "sandbox/tool_calls_per_rollout" in r]
+    assert len(steps) == 2 and all(r["sandbox/tool_calls_per_rollout"] == 2.0 for r in steps)
+    assert all(r["sandbox/submitted"] == 1.0 and r["rewards/CodeEnvironment/mean"] == 1.0 for r in steps)
+    assert all(r["sandbox/tool_seconds_p95"] >= r["sandbox/tool_seconds_mean"] > 0 for r in steps)
+    assert trainer.scorer.pool.live_sandboxes() == [] and list(own_sandbox_root.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_crash_mid_rollout_leaves_no_session(tool_model, tmp_path, own_sandbox_root):
+    from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer
+
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+
+    class Crashing(scripted(SandboxGRPOTrainer)):
+        def _generate_single_turn(self, prompt_ids, *args, **kwargs):
+            if any(self._tokenizer.decode(ids).count("<tool_response>") for ids in prompt_ids):
+                assert self.scorer.pool.stats.sessions_created == 4  # the sessions exist
+                raise RuntimeError("generation failed")
+            return super()._generate_single_turn(prompt_ids, *args, **kwargs)
+
+    trainer = Crashing(
+        model=tool_model, reward_funcs=[], train_dataset=dataset(4), environment_factory=CodeEnvironment,
+        args=SandboxGRPOConfig(output_dir=str(tmp_path), max_steps=1, num_generations=2, per_device_train_batch_size=4,
+                               max_completion_length=256, report_to="none", sandbox_pool_size=1,
+                               sandbox_backend_options={"root_dir": str(own_sandbox_root)}))
+    with pytest.raises(RuntimeError, match="generation failed"):
+        trainer.train()
+    assert trainer.scorer.pool.live_sandboxes() == [] and list(own_sandbox_root.iterdir()) == []
