@@ -238,3 +238,45 @@ def test_a_crash_mid_rollout_leaves_no_session(tool_model, tmp_path, own_sandbox
     with pytest.raises(RuntimeError, match="generation failed"):
         trainer.train()
     assert trainer.scorer.pool.live_sandboxes() == [] and list(own_sandbox_root.iterdir()) == []
+
+
+# -- AsyncGRPOTrainer: rewards and environments live in a spawned process ---------------------------------------------
+
+
+def _in_spawned_process(reward, make_env, row, queue):
+    """What ``trl.experimental.async_grpo``'s rollout worker does with what it was given: unpickled in a fresh
+    (spawned) interpreter, score completions and run a rollout."""
+    rewards = reward([RIGHT, "print('NO')"], prompts=["", ""], **{k: [v, v] for k, v in row.items()})
+    env = make_env()
+    env.reset(**row)
+    env.python("x = 1")
+    env.submit(RIGHT)
+    queue.put((rewards, env.python("x + 1"), env.get_reward()))
+
+
+def test_reward_and_environment_factory_pickle_into_a_spawned_process(own_sandbox_root):
+    """``AsyncGRPOTrainer`` pickles ``reward_funcs`` and ``environment_factory`` into a spawned, CUDA-free process.
+    There, a reward built with ``CodeReward.from_config`` and ``partial(CodeEnvironment, config=...)`` start their
+    own pools from the config, and delete them when that process ends. (The trainer itself needs a vLLM server and a
+    GPU; this runs what it runs in its scoring process, the same way.)"""
+    import functools
+    import multiprocessing
+    import pickle
+
+    from trl_sandbox import CodeReward
+
+    options = config(own_sandbox_root)
+    reward = CodeReward.from_config(options)
+    make_env = functools.partial(CodeEnvironment, config=options)
+    pickle.dumps((reward, make_env))  # what AsyncRolloutWorker.start checks first
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    process = ctx.Process(target=_in_spawned_process, args=(reward, make_env, ROW, queue))
+    process.start()
+    rewards, out, env_reward = queue.get(timeout=120)
+    process.join(60)
+    assert process.exitcode == 0
+    assert rewards == [1.0, 0.5] and out == "2\n" and env_reward == 1.0
+    assert not reward.scorer.pool.started  # the parent's copy never started a pool
+    assert list(own_sandbox_root.iterdir()) == []  # the child's pools were deleted when it ended
+

@@ -64,3 +64,14 @@ def test_trl_grpo_integration(tmp_path):
     lines = (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
     (logged,) = [record for record in map(json.loads, lines) if "reward" in record]
     assert logged["step"] == 1 and logged["sandbox/completions"] == 4
+
+
+@pytest.mark.slow
+def test_agentic_coding(tmp_path):
+    """The agentic example with its scripted policy (a random tiny model writes no tool calls): every rollout runs a
+    cell, submits, and is rewarded by the tests; every sandbox is deleted."""
+    pytest.importorskip("trl")
+    out = run("agentic_coding.py", "--model", "scripted", "--steps", "1", "--output-dir", str(tmp_path / "run"),
+              cwd=tmp_path)
+    assert "step 1: reward 1.00, 2.0 tool calls per rollout" in out and "submitted 100%" in out
+    assert "sessions created: 8; sandboxes left: 0" in out

@@ -34,7 +34,7 @@ import anyio
 
 from .config import SandboxConfig
 from .errors import InfrastructureError, TaskFormatError
-from .scoring import ScoreResult, Scorer, active_scorer, set_active_scorer
+from .scoring import Scorer, ScoreResult, active_scorer, set_active_scorer
 from .tasks import HARNESS_NAME, Task
 
 __all__ = ["CodeEnvironment", "ToolStats", "environment_metrics", "rewards_of"]
@@ -126,6 +126,22 @@ class _Session:
             await self.scorer.pool.release_session_sandbox(self.sandbox, broken=broken)
 
 
+_PROCESS_SCORERS: dict[str, Scorer] = {}
+
+
+def _process_scorer(config: SandboxConfig | None) -> Scorer:
+    """A started scorer of this process for ``config`` (one per distinct config), for environments used with no
+    trainer pool and no :meth:`CodeEnvironment.factory` (``AsyncGRPOTrainer``'s spawned process). Its pool is deleted
+    at interpreter exit (``atexit``), like :func:`trl_sandbox.code_reward`'s default pool."""
+    config = config if config is not None else SandboxConfig()
+    key = repr(config)
+    scorer = _PROCESS_SCORERS.get(key)
+    if scorer is None or not scorer.pool.started:
+        logger.info("trl-sandbox: no sandbox pool active; CodeEnvironment starts one for this process")
+        scorer = _PROCESS_SCORERS[key] = Scorer.from_config(config).start()
+    return scorer
+
+
 def _cut(text: str, limit: int) -> tuple[str, bool]:
     """``text`` at most ``limit`` characters: its head and tail around a note of what was cut."""
     if len(text) <= limit:
@@ -164,14 +180,19 @@ class CodeEnvironment:
     Args:
         scorer: The :class:`~trl_sandbox.scoring.Scorer` whose pool holds the sessions. Default: the active one at
             :meth:`reset` (set by :class:`~trl_sandbox.trainer.SandboxGRPOTrainer` while it trains, and by
-            :meth:`factory`).
+            :meth:`factory`), else a pool of this process built from ``config`` on first use and deleted when the
+            process ends.
+        config: The :class:`~trl_sandbox.config.SandboxConfig` of that last pool (default: the defaults). For
+            ``AsyncGRPOTrainer`` (``trl.experimental.async_grpo``), whose environments live in a spawned process,
+            pass ``functools.partial(CodeEnvironment, config=...)``: it pickles, and builds its pool there.
 
     Attributes:
         stats: This rollout's :class:`ToolStats`.
     """
 
-    def __init__(self, scorer: Scorer | None = None) -> None:
+    def __init__(self, scorer: Scorer | None = None, config: SandboxConfig | None = None) -> None:
         self._scorer = scorer
+        self._config = config
         self._bound: Scorer | None = None
         self._task: Task | TaskFormatError | None = None
         self._visible: Task | None = None
@@ -217,7 +238,7 @@ class CodeEnvironment:
         A row that is not a valid task is kept: the rollout's reward is then None (not the model's fault).
         """
         self._release()
-        self._bound = self._scorer or active_scorer()
+        self._bound = self._scorer or active_scorer() or _process_scorer(self._config)
         self._submission = None
         self._prefetched.clear()
         self.stats = ToolStats()

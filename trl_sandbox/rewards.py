@@ -201,6 +201,16 @@ class CodeReward:
         self.scorer = scorer
         self.__name__ = name
         self._warned: set[str] = set()
+        self._config: Any = None  # set by from_config: what a pickled copy rebuilds its pool from
+        self._lazy = False  # a copy unpickled in another process: starts its pool on first use
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the config and name, never the pool (its threads and sandboxes stay in this process).
+
+        ``AsyncGRPOTrainer`` (``trl.experimental.async_grpo``) scores in a spawned process: there, a reward built
+        with :meth:`from_config` starts its own pool from the same config on first use, deleted when that process
+        ends; a bound or default reward uses that process's active or default pool."""
+        return (_unpickle_reward, (self._config, self.__name__))
 
     @classmethod
     def from_config(
@@ -235,7 +245,9 @@ class CodeReward:
         }
         rank = os.environ.get("LOCAL_RANK", "0")
         scorer.pool.progress = None if rank == "0" else False
-        return cls(scorer, name=name)
+        reward = cls(scorer, name=name)
+        reward._config = config
+        return reward
 
     def start(self) -> CodeReward:
         """Start the pool of a reward built with :meth:`from_config` (idempotent); return self.
@@ -291,6 +303,8 @@ class CodeReward:
                     self._warned.add(key)
                     logger.warning("trl-sandbox: skipping completions of a malformed task: %s", exc)
                 tasks.append(exc)
+        if self._lazy and self.scorer is not None and not self.scorer.pool.started and not self.scorer.pool.closed:
+            self.scorer.start()  # an unpickled copy (AsyncGRPOTrainer's scoring process): deleted at its exit
         scorer = self.scorer or active_scorer() or _fallback_scorer()
         return scorer.score(tasks, list(completions))
 
@@ -335,6 +349,15 @@ class CodeReward:
             log_extra("sandbox_error", [r.error or "" for r in results])
             log_extra("sandbox_stderr", [r.output[-TABLE_OUTPUT_CHARS:] for r in results])
         return [r.reward for r in results]
+
+
+def _unpickle_reward(config: Any, name: str) -> CodeReward:
+    """Rebuild a pickled :class:`CodeReward` (see :meth:`CodeReward.__reduce__`)."""
+    if config is None:
+        return CodeReward(name=name)
+    reward = CodeReward.from_config(config, name=name)
+    reward._lazy = True
+    return reward
 
 
 #: The default code reward: ``reward_funcs=[code_reward]``.

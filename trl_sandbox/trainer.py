@@ -28,7 +28,6 @@ from .pool import default_labels
 from .rewards import CodeReward
 from .scoring import Scorer, set_active_scorer
 
-
 __all__ = ["MetricsJsonlCallback", "SandboxGRPOConfig", "SandboxGRPOTrainer", "SandboxPoolCallback"]
 
 

@@ -23,7 +23,9 @@ Processes of a sandbox (all in its namespaces and cgroups):
   gone), in its own session, in a nested Landlock domain that scopes its signals and abstract sockets to itself,
   in a fresh, emptied slot as its only writable directory and home, with its CPU-time limit, the sandbox uid and
   no capabilities. The judge holds its pidfd to kill it;
-- per generic execution (``exec`` of any other command, e.g. the health check): the same, then ``execve``.
+- per generic execution (``exec`` of any other command, e.g. the health check): the same, then ``execve``;
+- per interpreter session (``{"session": true}``, see :func:`trl_sandbox._harness.session_main`): the same, then the
+  harness's session loop in that fork, without ``execve``.
 
 System V IPC and POSIX message queues (objects that would outlive an execution in the sandbox's IPC namespace) are
 denied by seccomp.
@@ -436,6 +438,13 @@ class Server:
             try:
                 os.close(setup_r)
                 self._child_common((stdin, stdout, stderr), {setup_w}, float(msg["timeout_s"]), slot)
+                if msg.get("session"):
+                    # An interpreter session (CodeEnvironment): the harness's session loop in this fork of the
+                    # pre-started interpreter, as a worker is, instead of a fresh interpreter (tens of ms of CPU).
+                    os.environ["HOME"] = os.environ["TMPDIR"] = slot
+                    os.close(setup_w)  # closed means started
+                    self.harness.session_main()
+                    os._exit(0)
                 for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python; execve would keep them ignored
                     signal.signal(sig, signal.SIG_DFL)
                 argv = msg["argv"]

@@ -710,7 +710,10 @@ class LocalBackend(Backend):
         if server is None:
             raise ConfigurationError("interpreter sessions need the local backend's fork server (fork_server=true, "
                                      "with namespaces)")
-        return await server.open_process({"argv": list(argv), "timeout_s": timeout_s})
+        request = {"argv": list(argv), "timeout_s": timeout_s}
+        if list(argv) == [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}", "session"]:
+            request["session"] = True  # forked from the server's interpreter, which has the harness loaded
+        return await server.open_process(request)
 
     def _rlimits(self, timeout_s: float) -> dict[str, list[int]]:
         cpu = int(timeout_s) + 1

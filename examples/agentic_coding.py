@@ -1,0 +1,105 @@
+"""Agentic coding RL: the model writes code, runs it in its own sandboxed Python session, reads the output, fixes it,
+and submits; the reward is the submission's test verdict.
+
+    python examples/agentic_coding.py --model Qwen/Qwen3-1.7B          # a real instruct model (GPU advised)
+    python examples/agentic_coding.py --model scripted                # CPU, no hub: the tiny model, scripted
+
+``SandboxGRPOTrainer(environment_factory=CodeEnvironment)`` gives every rollout a ``python`` and a ``submit`` tool
+(TRL's tool calling, TRL >= 1.16): the sessions live in sandboxes of the trainer's pool, a turn's tool calls of every
+rollout run at once, and every sandbox is deleted when training ends. The task rows are code_contests-style rows as
+the dataset publishes them (here, the bundled Daytona example's tasks and one stdin problem).
+
+A random tiny model writes no tool calls, so ``--model scripted`` plays a fixed policy instead of generating: turn
+one runs a cell, turn two submits a solution. It shows the mechanics (sessions, tool results in the prompt,
+rewards, metrics, cleanup) on a CPU in seconds; it does not learn anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+STATEMENT = "Read an integer n and print YES if n is even, otherwise NO."
+ROW = {
+    "name": "parity", "description": STATEMENT,
+    "public_tests": {"input": ["4\n"], "output": ["YES\n"]},
+    "private_tests": {"input": ["7\n"], "output": ["NO\n"]},
+    "generated_tests": {"input": ["100\n", "1\n"], "output": ["YES\n", "NO\n"]},
+    "prompt": [{"role": "user", "content": STATEMENT}],
+}
+# The scripted policy of --model scripted: one turn per entry.
+SCRIPT = [
+    {"name": "python", "arguments": {"code": "n = 7\nprint('YES' if n % 2 == 0 else 'NO')"}},
+    {"name": "submit", "arguments": {"code": "n = int(input())\nprint('YES' if n % 2 == 0 else 'NO')"}},
+    None,
+]
+
+
+def scripted_trainer_class():
+    """SandboxGRPOTrainer whose generation writes the SCRIPT turn each prompt has reached."""
+    from trl_sandbox import SandboxGRPOTrainer
+
+    class Scripted(SandboxGRPOTrainer):
+        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+            out = []
+            for ids in prompt_ids:
+                call = SCRIPT[min(self._tokenizer.decode(ids).count("<tool_response>"), len(SCRIPT) - 1)]
+                text = f"<tool_call>\n{json.dumps(call)}\n</tool_call>" if call else "Done."
+                out.append(self._tokenizer.encode(text + "<|im_end|>"))
+            return out, None
+
+    return Scripted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="scripted", help="A chat model with tool calling, or 'scripted'.")
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--output-dir", default=None)
+    args = parser.parse_args()
+
+    import torch
+    from datasets import Dataset
+
+    from trl_sandbox import CodeEnvironment, SandboxGRPOConfig, SandboxGRPOTrainer
+
+    output_dir = args.output_dir or tempfile.mkdtemp(prefix="agentic-coding-")
+    model = args.model
+    trainer_class = SandboxGRPOTrainer
+    if args.model == "scripted":
+        from trl_sandbox.tiny import build_tool_calling_tiny_model
+
+        tiny, tokenizer = build_tool_calling_tiny_model()
+        model = os.path.join(output_dir, "tiny-tools")
+        tiny.save_pretrained(model)
+        tokenizer.save_pretrained(model)
+        trainer_class = scripted_trainer_class()
+    trainer = trainer_class(
+        model=model,
+        reward_funcs=[],  # the environment owns the reward (get_reward)
+        train_dataset=Dataset.from_list([ROW] * 8 * args.steps),
+        environment_factory=CodeEnvironment,
+        args=SandboxGRPOConfig(
+            output_dir=output_dir, max_steps=args.steps, num_generations=4, per_device_train_batch_size=8,
+            max_completion_length=1024, max_tool_calling_iterations=4, logging_steps=1, report_to="none",
+            bf16=torch.cuda.is_available(), sandbox_tool_timeout=10.0, sandbox_reward="all_or_nothing",
+        ),
+    )
+    trainer.train()
+    pool = trainer.scorer.pool
+    for record in trainer.state.log_history:
+        if "sandbox/tool_calls_per_rollout" in record:
+            print(f"step {record['step']}: reward {record['reward']:.2f}, "
+                  f"{record['sandbox/tool_calls_per_rollout']:.1f} tool calls per rollout, "
+                  f"{record['sandbox/tool_seconds_mean'] * 1000:.0f} ms per call (p95 "
+                  f"{record['sandbox/tool_seconds_p95'] * 1000:.0f} ms), submitted {record['sandbox/submitted']:.0%}")
+    print(f"sessions created: {pool.stats.sessions_created}; sandboxes left: {len(pool.live_sandboxes())}")
+    print(f"metrics: {os.path.join(output_dir, 'metrics.jsonl')}")
+
+
+if __name__ == "__main__":
+    main()
