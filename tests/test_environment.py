@@ -202,11 +202,12 @@ def test_sandbox_grpo_trainer_runs_a_turn_at_once_and_logs_tool_metrics(tool_mod
     real = CodeEnvironment.run_tool_calls.__func__
     monkeypatch.setattr(CodeEnvironment, "run_tool_calls",
                         classmethod(lambda cls, calls: (turns.append(len(calls)), real(cls, calls))[1]))
-    trainer = scripted(SandboxGRPOTrainer)(
-        model=tool_model, reward_funcs=[], train_dataset=dataset(8), environment_factory=CodeEnvironment,
+    trainer = scripted(SandboxGRPOTrainer)(  # no reward_funcs: the environment's reward is the only one
+        model=tool_model, train_dataset=dataset(8), environment_factory=CodeEnvironment,
         args=SandboxGRPOConfig(output_dir=str(tmp_path), max_steps=2, num_generations=2, per_device_train_batch_size=4,
                                max_completion_length=256, report_to="none", logging_steps=1, sandbox_pool_size=1,
                                sandbox_backend_options={"root_dir": str(own_sandbox_root)}))
+    assert trainer.reward_func_names == ["CodeEnvironment"]
     trainer.train()
     assert turns == [4, 4, 4, 4]  # 2 steps x 2 turns, each turn's 4 rollouts run together
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
@@ -242,8 +243,27 @@ def test_a_crash_mid_rollout_leaves_no_session(tool_model, tmp_path, own_sandbox
 
 # -- AsyncGRPOTrainer: rewards and environments live in a spawned process ---------------------------------------------
 
+SPAWN = """
+import functools, json, multiprocessing, pickle, sys
+sys.path.insert(0, sys.argv[2])
+from test_environment import RIGHT, ROW, config, run_in_spawned_process
+from trl_sandbox import CodeEnvironment, CodeReward
 
-def _in_spawned_process(reward, make_env, row, queue):
+options = config(sys.argv[1])
+reward = CodeReward.from_config(options)
+make_env = functools.partial(CodeEnvironment, config=options)
+pickle.dumps((reward, make_env))  # what AsyncRolloutWorker.start checks first
+ctx = multiprocessing.get_context("spawn")
+queue = ctx.Queue()
+process = ctx.Process(target=run_in_spawned_process, args=(reward, make_env, ROW, queue))
+process.start()
+result = queue.get(timeout=120)
+process.join(60)
+print(json.dumps([process.exitcode, result, reward.scorer.pool.started]))
+"""
+
+
+def run_in_spawned_process(reward, make_env, row, queue):
     """What ``trl.experimental.async_grpo``'s rollout worker does with what it was given: unpickled in a fresh
     (spawned) interpreter, score completions and run a rollout."""
     rewards = reward([RIGHT, "print('NO')"], prompts=["", ""], **{k: [v, v] for k, v in row.items()})
@@ -258,25 +278,15 @@ def test_reward_and_environment_factory_pickle_into_a_spawned_process(own_sandbo
     """``AsyncGRPOTrainer`` pickles ``reward_funcs`` and ``environment_factory`` into a spawned, CUDA-free process.
     There, a reward built with ``CodeReward.from_config`` and ``partial(CodeEnvironment, config=...)`` start their
     own pools from the config, and delete them when that process ends. (The trainer itself needs a vLLM server and a
-    GPU; this runs what it runs in its scoring process, the same way.)"""
-    import functools
-    import multiprocessing
-    import pickle
+    GPU; this runs what it runs in its scoring process, the same way. The spawning runs in a subprocess of its own,
+    so that multiprocessing's resource tracker ends with it.)"""
+    import subprocess
 
-    from trl_sandbox import CodeReward
-
-    options = config(own_sandbox_root)
-    reward = CodeReward.from_config(options)
-    make_env = functools.partial(CodeEnvironment, config=options)
-    pickle.dumps((reward, make_env))  # what AsyncRolloutWorker.start checks first
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    process = ctx.Process(target=_in_spawned_process, args=(reward, make_env, ROW, queue))
-    process.start()
-    rewards, out, env_reward = queue.get(timeout=120)
-    process.join(60)
-    assert process.exitcode == 0
-    assert rewards == [1.0, 0.5] and out == "2\n" and env_reward == 1.0
-    assert not reward.scorer.pool.started  # the parent's copy never started a pool
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", SPAWN, str(own_sandbox_root), str(Path(__file__).parent)],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    exitcode, (rewards, out, env_reward), parent_pool_started = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert exitcode == 0 and rewards == [1.0, 0.5] and out == "2\n" and env_reward == 1.0
+    assert parent_pool_started is False  # the parent's copy never started a pool
     assert list(own_sandbox_root.iterdir()) == []  # the child's pools were deleted when it ended
-

@@ -134,7 +134,8 @@ class SandboxGRPOTrainer(GRPOTrainer):
 
     Args:
         model: As in ``GRPOTrainer`` (model id or model).
-        reward_funcs: As in ``GRPOTrainer``; defaults to ``[code_reward]``. Every
+        reward_funcs: As in ``GRPOTrainer``; defaults to ``[code_reward]`` (to none with an ``environment_factory``,
+            such as :class:`~trl_sandbox.environment.CodeEnvironment`, whose ``get_reward`` is the reward). Every
             :class:`~trl_sandbox.rewards.CodeReward` among them is bound to this trainer's pool.
         args: A :class:`SandboxGRPOConfig` (a plain ``GRPOConfig`` works too, with default sandbox options).
         sandbox_backend: A :class:`~trl_sandbox.backends.Backend` instance to use instead of
@@ -165,8 +166,8 @@ class SandboxGRPOTrainer(GRPOTrainer):
         if args is None:
             name = model if isinstance(model, str) else getattr(getattr(model, "config", None), "_name_or_path", "")
             args = SandboxGRPOConfig(f"{str(name).split('/')[-1] or 'model'}-SandboxGRPO")
-        if reward_funcs is None:
-            reward_funcs = [CodeReward()]
+        if reward_funcs is None:  # an environment that owns the reward (CodeEnvironment) needs no other
+            reward_funcs = [] if trainer_kwargs.get("environment_factory") is not None else [CodeReward()]
         funcs = reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]
         self._sandbox_config = args if isinstance(args, SandboxConfig) else SandboxConfig()
         self._sandbox_backend = sandbox_backend
