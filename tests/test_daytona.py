@@ -371,19 +371,7 @@ def test_retry_after_headers_decide_the_wait():
 
 
 def test_compiled_languages_run_through_the_remote_harness(service):
-    """C++ and Java completions on a code_contests row, through the Daytona API: the harness compiles and runs them
-    in the remote sandbox (here, the fake's local one) with the same judge; a compile error is ``compile_error``.
-    Which images carry which toolchains is the user's choice (see docs/backends.md)."""
-    import shutil
+    """C++ and Java completions through the Daytona API (see ``test_languages.check_remote_languages``)."""
+    from test_languages import check_remote_languages
 
-    from test_languages import PROGRAMS, ROW, answer
-
-    if not all(shutil.which(t) for t in ("g++", "javac")):
-        pytest.skip("needs g++ and a JDK")
-    task = Task.from_row(ROW)
-    completions = [answer("cpp", PROGRAMS["cpp"]["right"]), answer("java", PROGRAMS["java"]["right"]),
-                   answer("cpp", PROGRAMS["cpp"]["compile_error"])]
-    with Scorer.from_config(config(sandbox_pool_size=2, sandbox_completion_timeout=20.0)) as scorer:
-        results = scorer.score([task] * 3, completions)
-    assert [(r.status, r.tests_passed) for r in results] == [("passed", 4), ("passed", 4), ("compile_error", 0)], [
-        r.error for r in results]
+    check_remote_languages(config)

@@ -266,3 +266,19 @@ def test_load_tasks_asks_for_a_language():
     assert "Write a Python program" in plain["prompt"][-1]["content"] and "language" not in plain
     with pytest.raises(TaskFormatError, match="unknown language 'fortran'"):
         load_tasks([ROW], language="fortran")
+
+
+def check_remote_languages(config):
+    """C++ and Java completions on a code_contests row through a remote backend's API (``config(**overrides)`` makes
+    its ``SandboxConfig``; the fake services run the harness in local sandboxes): the harness compiles and runs them
+    in the remote sandbox with the same judge; a compile error is ``compile_error``. Which images carry which
+    toolchains is the user's choice (see docs/languages.md)."""
+    if not all(shutil.which(t) for t in ("g++", "javac")):
+        pytest.skip("needs g++ and a JDK")
+    task = Task.from_row(ROW)
+    completions = [answer("cpp", PROGRAMS["cpp"]["right"]), answer("java", PROGRAMS["java"]["right"]),
+                   answer("cpp", PROGRAMS["cpp"]["compile_error"])]
+    with Scorer.from_config(config(sandbox_pool_size=2, sandbox_completion_timeout=20.0)) as scorer:
+        results = scorer.score([task] * 3, completions)
+    assert [(r.status, r.tests_passed) for r in results] == [("passed", 4), ("passed", 4), ("compile_error", 0)], [
+        r.error for r in results]

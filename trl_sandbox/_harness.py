@@ -1380,15 +1380,9 @@ def _read_up_to(fd, n):
     return b"".join(chunks)
 
 
-def _run_stdin(code, text, limit, files=None):
-    """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
-    "error"?, "rss"}`` (``rss``: the worker's peak resident memory, bytes). As a Python process would: buffered
-    ``sys.stdin``/``sys.stdout`` (``sys.stdin.buffer.readline`` reads a line at a time), ``exit()`` and
-    ``quit()``, and the threads the program started but did not join are waited for before its output is read.
-
-    ``files``: ``(input name, output name)`` for problems that read and write files (Codeforces' file mode,
-    code_contests' ``input_file``/``output_file``): the input is also that file in the working directory and, when
-    the program writes the output file, that file is its output."""
+def _program_files(text, files):
+    """``(stdin, stdout)`` descriptors for one run of a program: ``text`` in a memory file, and an empty one. With
+    ``files`` (``(input name, output name)``), the input is also written to that file and the output file removed."""
     data = text.encode()
     if files:
         with open(files[0], "wb") as f:
@@ -1400,7 +1394,35 @@ def _run_stdin(code, text, limit, files=None):
     in_fd = _memory_file("stdin")
     _write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
-    out_fd = _memory_file("stdout")
+    return in_fd, _memory_file("stdout")
+
+
+def _program_output(out_fd, limit, files):
+    """``{"out", "truncated"?}`` of a run: the output file of ``files`` when the program wrote it, else what it
+    printed to ``out_fd`` (closed here); at most ``limit`` bytes."""
+    if files and os.path.isfile(files[1]):
+        with open(files[1], "rb") as f:
+            raw = f.read(limit + 1)
+    else:
+        os.lseek(out_fd, 0, os.SEEK_SET)
+        raw = _read_up_to(out_fd, limit + 1)
+    os.close(out_fd)
+    reply = {"out": raw[:limit].decode("utf-8", errors="replace")}
+    if len(raw) > limit:
+        reply["truncated"] = True
+    return reply
+
+
+def _run_stdin(code, text, limit, files=None):
+    """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
+    "error"?, "rss"}`` (``rss``: the worker's peak resident memory, bytes). As a Python process would: buffered
+    ``sys.stdin``/``sys.stdout`` (``sys.stdin.buffer.readline`` reads a line at a time), ``exit()`` and
+    ``quit()``, and the threads the program started but did not join are waited for before its output is read.
+
+    ``files``: ``(input name, output name)`` for problems that read and write files (Codeforces' file mode,
+    code_contests' ``input_file``/``output_file``): the input is also that file in the working directory and, when
+    the program writes the output file, that file is its output."""
+    in_fd, out_fd = _program_files(text, files)
     saved_in, saved_out = os.dup(0), os.dup(1)
     os.dup2(in_fd, 0)
     os.dup2(out_fd, 1)
@@ -1433,16 +1455,7 @@ def _run_stdin(code, text, limit, files=None):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdout = sys.stderr
-    if files and os.path.isfile(files[1]):
-        with open(files[1], "rb") as f:
-            raw = f.read(limit + 1)
-    else:
-        os.lseek(out_fd, 0, os.SEEK_SET)
-        raw = _read_up_to(out_fd, limit + 1)
-    os.close(out_fd)
-    reply["out"] = raw[:limit].decode("utf-8", errors="replace")
-    if len(raw) > limit:
-        reply["truncated"] = True
+    reply.update(_program_output(out_fd, limit, files))
     reply["rss"] = _peak_rss()
     return reply
 
@@ -1593,18 +1606,7 @@ def _run_native(argv, text, limit, timeout, files=None, managed=False):
     ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`_run_stdin` does (``rss``: the program's
     peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
     :func:`_run_stdin`."""
-    data = text.encode()
-    if files:
-        with open(files[0], "wb") as f:
-            f.write(data)
-        try:
-            os.unlink(files[1])
-        except OSError:
-            pass
-    in_fd = _memory_file("stdin")
-    _write_all(in_fd, data)
-    os.lseek(in_fd, 0, os.SEEK_SET)
-    out_fd = _memory_file("stdout")
+    in_fd, out_fd = _program_files(text, files)
     try:
         pid = _spawn(argv, in_fd, out_fd, 2, managed)
     finally:
@@ -1617,16 +1619,7 @@ def _run_native(argv, text, limit, timeout, files=None, managed=False):
         failure = _exit_error(status)
         if failure is not None:
             reply["error"] = failure
-    if files and os.path.isfile(files[1]):
-        with open(files[1], "rb") as f:
-            raw = f.read(limit + 1)
-    else:
-        os.lseek(out_fd, 0, os.SEEK_SET)
-        raw = _read_up_to(out_fd, limit + 1)
-    os.close(out_fd)
-    reply["out"] = raw[:limit].decode("utf-8", errors="replace")
-    if len(raw) > limit:
-        reply["truncated"] = True
+    reply.update(_program_output(out_fd, limit, files))
     return reply
 
 
