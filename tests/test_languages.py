@@ -95,10 +95,16 @@ def answer(language: str, code: str) -> str:
 
 @pytest.fixture(scope="module")
 def lang_scorer(sandbox_root):
+    import glob
+    import tempfile
+
+    jvm_files = os.path.join(tempfile.gettempdir(), "hsperfdata_*")
+    before = set(glob.glob(jvm_files))
     config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=2.0, sandbox_completion_timeout=20.0,
                            sandbox_backend_options={"root_dir": str(sandbox_root)})
     with Scorer.from_config(config) as scorer:
         yield scorer
+    assert set(glob.glob(jvm_files)) == before, "a JVM left its perf data in the temporary directory"
 
 
 # -- choosing the language -------------------------------------------------------------------------------------------

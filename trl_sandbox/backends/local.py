@@ -114,8 +114,10 @@ def _detect_toolchains() -> tuple[dict[str, str], list[str]]:
             continue
         tool = str(tools[0])
         try:
-            proc = subprocess.run([tool, "-version" if lang.name == "java" else "--version"], capture_output=True,
-                                  text=True, timeout=10, env={"PATH": path, "LC_ALL": "C"}, check=False)
+            # The JVM writes /tmp/hsperfdata_<user> unless told not to: this check leaves nothing behind.
+            argv = [tool, "-J-XX:-UsePerfData", "-version"] if lang.name == "java" else [tool, "--version"]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, env={"PATH": path, "LC_ALL": "C"},
+                                  check=False)
             first = (proc.stdout or proc.stderr).strip().splitlines()[0] if (proc.stdout or proc.stderr) else ""
         except (OSError, subprocess.SubprocessError):
             continue
