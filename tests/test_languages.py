@@ -279,8 +279,8 @@ def check_remote_languages(config):
     its ``SandboxConfig``; the fake services run the harness in local sandboxes): the harness compiles and runs them
     in the remote sandbox with the same judge; a compile error is ``compile_error``. Which images carry which
     toolchains is the user's choice (see docs/languages.md)."""
-    if not all(shutil.which(t) for t in ("g++", "javac")):
-        pytest.skip("needs g++ and a JDK")
+    need("cpp")
+    need("java")
     task = Task.from_row(ROW)
     completions = [answer("cpp", PROGRAMS["cpp"]["right"]), answer("java", PROGRAMS["java"]["right"]),
                    answer("cpp", PROGRAMS["cpp"]["compile_error"])]
