@@ -290,3 +290,15 @@ def test_reward_and_environment_factory_pickle_into_a_spawned_process(own_sandbo
     assert exitcode == 0 and rewards == [1.0, 0.5] and out == "2\n" and env_reward == 1.0
     assert parent_pool_started is False  # the parent's copy never started a pool
     assert list(own_sandbox_root.iterdir()) == []  # the child's pools were deleted when it ended
+
+
+def test_more_rollouts_than_session_sandboxes_is_one_error_at_construction(tool_model, tmp_path):
+    """Sessions are held until the batch's rewards: a batch with more rollouts than ``sandbox_max_sessions`` would
+    wait for sandboxes that free only after it. Said at once, with the fix."""
+    from trl_sandbox import ConfigurationError, SandboxGRPOConfig, SandboxGRPOTrainer
+
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    with pytest.raises(ConfigurationError, match="8 rollouts per process .* sandbox_max_sessions=4; raise"):
+        SandboxGRPOTrainer(model=tool_model, train_dataset=dataset(8), environment_factory=CodeEnvironment,
+                           args=SandboxGRPOConfig(output_dir=str(tmp_path), num_generations=2,
+                                                  per_device_train_batch_size=8, sandbox_max_sessions=4))

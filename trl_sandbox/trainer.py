@@ -24,6 +24,7 @@ from . import environment as _environment
 from .backends import Backend
 from .config import SandboxConfig
 from .environment import CodeEnvironment, environment_metrics, rewards_of
+from .errors import ConfigurationError
 from .pool import default_labels
 from .rewards import CodeReward
 from .scoring import Scorer, set_active_scorer
@@ -209,6 +210,15 @@ class SandboxGRPOTrainer(GRPOTrainer):
         code_types = {t for t in env_types if issubclass(t, CodeEnvironment)}
         if not factories or not code_types:
             return
+        rollouts = int(getattr(self.args, "generation_batch_size", 0) or 0)
+        if rollouts > self._sandbox_config.sandbox_max_sessions:
+            # Sessions are held until the batch's rewards: rollouts past the maximum would wait for a sandbox
+            # that frees only after them.
+            raise ConfigurationError(
+                f"environment_factory=CodeEnvironment: a generation batch has {rollouts} rollouts per process "
+                f"(generation_batch_size), each with its own session sandbox, but sandbox_max_sessions="
+                f"{self._sandbox_config.sandbox_max_sessions}; raise sandbox_max_sessions to at least {rollouts}"
+            )
         for i, name in enumerate(list(self.reward_func_names)):
             env_type = next((t for t in code_types if t.__name__ == name), None)
             if env_type is not None and getattr(self.reward_funcs[i], "__name__", "") == "get_reward":
