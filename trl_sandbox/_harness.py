@@ -2773,16 +2773,6 @@ class _CellTimeout(BaseException):
 SESSION_TRACEBACK_LINES = 12
 
 
-def _read_frame_blocking(fd):
-    """One length-prefixed frame from ``fd``, or None at end of file."""
-    head = _read_up_to(fd, 4)
-    if len(head) < 4:
-        return None
-    size = int.from_bytes(head, "little")
-    data = _read_up_to(fd, size)
-    return data if len(data) == size else None
-
-
 def _cell_error(exc):
     """The last lines of a cell's traceback, frames of this harness left out."""
     import traceback
@@ -2796,10 +2786,10 @@ def _cell_error(exc):
 def session_main():
     """A persistent Python session: run code cells sent by the host in one namespace, as a notebook kernel does.
 
-    Protocol (``python harness.py session``): the host sends length-prefixed JSON frames ``{"code", "timeout",
-    "limit"}`` on stdin and gets one frame back per cell on stdout: ``{"out": what the cell printed (stdout and
-    stderr as one stream, at most ``limit`` bytes), "truncated": bool, "error": the traceback's last lines or None,
-    "timed_out": bool}``. A cell whose last statement is an expression prints its value's ``repr`` (unless None).
+    Protocol (``python harness.py session``), JSON lines (one object per line, so that it crosses text streams such
+    as remote services' exec APIs): the host sends ``{"code", "timeout", "limit"}`` on stdin and gets one line back
+    per cell on stdout: ``{"out": what the cell printed (stdout and stderr as one stream, at most ``limit`` bytes),
+    "truncated": bool, "error": the traceback's last lines or None, "timed_out": bool}``. A cell whose last statement is an expression prints its value's ``repr`` (unless None).
     A cell past its ``timeout`` (seconds) is interrupted (``SIGALRM``); the host kills the whole session if that does
     not stop it. ``input()`` reads nothing: the request channel is not the cell's stdin. Everything else (variables,
     imports, files in the working directory) persists until the host ends the session.
@@ -2821,11 +2811,12 @@ def session_main():
 
     signal.signal(signal.SIGALRM, on_alarm)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    requests = io.open(request_fd, "rb", buffering=1 << 16, closefd=False)
     while True:
-        frame = _read_frame_blocking(request_fd)
-        if frame is None:
+        line = requests.readline()
+        if not line.endswith(b"\n"):
             os._exit(0)
-        req = json.loads(frame)
+        req = json.loads(line)
         limit = int(req.get("limit", 1 << 16))
         out_fd = _memory_file("cell")
         saved = os.dup(1), os.dup(2)
@@ -2853,7 +2844,7 @@ def session_main():
         except SystemExit as exc:
             reply["error"] = "SystemExit(%r): the session goes on" % (exc.code,)
         except BaseException as exc:  # noqa: BLE001 - the cell's error, for the model to read
-            reply["error"] = _cell_error(exc)
+            reply["error"] = _cell_error(exc)[-limit:]
         try:
             sys.stdout.flush()
         except BaseException:  # noqa: BLE001
@@ -2869,8 +2860,7 @@ def session_main():
         os.close(out_fd)
         reply["out"] = raw.decode("utf-8", errors="replace")
         reply["truncated"] = size > limit
-        data = json.dumps(reply).encode()
-        _write_all(reply_fd, len(data).to_bytes(4, "little") + data)
+        _write_all(reply_fd, json.dumps(reply).encode() + b"\n")
 
 
 if __name__ == "__main__":

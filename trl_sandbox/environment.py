@@ -94,14 +94,12 @@ class _Session:
     async def run(self, code: str, timeout_s: float, limit: int) -> dict[str, Any]:
         """Run one cell; its reply (``out``, ``error``, ``timed_out``, ``truncated``), or ``{"lost": reason}`` when the
         session died or had to be killed (it is then closed)."""
-        data = json.dumps({"code": code, "timeout": timeout_s, "limit": limit}).encode()
+        data = json.dumps({"code": code, "timeout": timeout_s, "limit": limit}).encode() + b"\n"
         try:
             with anyio.fail_after(timeout_s + SESSION_GRACE_S):
-                await self.process.send(len(data).to_bytes(4, "little") + data)
-                size = int.from_bytes(await self.process.receive_exactly(4), "little")
-                if size > limit * 8 + (1 << 16):
-                    raise InfrastructureError("the session sent an oversized reply")
-                reply = json.loads(await self.process.receive_exactly(size))
+                await self.process.send(data)
+                # a reply: at most 6 bytes per byte of output (JSON escapes), the error (as long), and the rest
+                reply = json.loads(await self.process.receive_line(limit * 12 + (1 << 16)))
             if not isinstance(reply, dict) or not isinstance(reply.get("out"), str):
                 raise InfrastructureError("the session sent a malformed reply")
             return reply

@@ -76,11 +76,12 @@ class SandboxProcess(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def receive_exactly(self, n: int) -> bytes:
-        """Read exactly ``n`` bytes of the process's stdout (wrap in a deadline: it waits for them).
+    async def receive_line(self, limit: int) -> bytes:
+        """Read the next line of the process's stdout, its newline included (wrap in a deadline: it waits for it).
 
         Raises:
-            InfrastructureError: the process ended (end of file) or its sandbox is gone.
+            InfrastructureError: the process ended (end of file), its sandbox is gone, or the line is longer than
+                ``limit`` bytes.
         """
 
     @abc.abstractmethod

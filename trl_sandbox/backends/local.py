@@ -1179,8 +1179,10 @@ class _LocalProcess(SandboxProcess):
         except OSError as exc:
             raise InfrastructureError(f"local backend: the session process is gone ({exc})") from exc
 
-    async def receive_exactly(self, n: int) -> bytes:
-        while len(self.buffer) < n:
+    async def receive_line(self, limit: int) -> bytes:
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > limit:
+                raise InfrastructureError("local backend: the session process sent an overlong line")
             if not self.fds:
                 raise InfrastructureError("local backend: the session process is closed")
             await anyio.wait_readable(self.out_r)
@@ -1193,8 +1195,11 @@ class _LocalProcess(SandboxProcess):
             if not chunk:
                 raise InfrastructureError("local backend: the session process ended")
             self.buffer += chunk
-        data = bytes(self.buffer[:n])
-        del self.buffer[:n]
+        end = self.buffer.index(b"\n") + 1
+        if end > limit + 1:
+            raise InfrastructureError("local backend: the session process sent an overlong line")
+        data = bytes(self.buffer[:end])
+        del self.buffer[:end]
         return data
 
     async def kill(self) -> None:
