@@ -18,7 +18,6 @@ sandboxes, is left out.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -34,23 +33,14 @@ os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
 
 
 def scripted(base, cell):
-    """``base`` with a generation that writes: a ``python`` call of ``cell``, then a ``submit``, then text."""
-    turns = [
-        '<tool_call>\n{"name": "python", "arguments": {"code": ' + json.dumps(cell) + "}}\n</tool_call>",
-        '<tool_call>\n{"name": "submit", "arguments": {"code": ' + json.dumps("print(int(input()) % 2 and 'NO' or 'YES')")
-        + "}}\n</tool_call>",
-        "Done.",
-    ]
+    """``base`` playing: a ``python`` call of ``cell``, then a ``submit``, then text; timing its tool loop."""
+    from trl_sandbox.tiny import scripted_policy
 
-    class Scripted(base):
+    turns = [{"name": "python", "arguments": {"code": cell}},
+             {"name": "submit", "arguments": {"code": "print(int(input()) % 2 and 'NO' or 'YES')"}}, "Done."]
+
+    class Timed(scripted_policy(base, turns)):
         tool_seconds: list[float] = []
-
-        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
-            out = []
-            for ids in prompt_ids:
-                turn = self._tokenizer.decode(ids).count("<tool_response>")
-                out.append(self._tokenizer.encode(turns[min(turn, len(turns) - 1)] + "<|im_end|>"))
-            return out, None
 
         def _tool_call_loop(self, *args, **kwargs):
             start = time.perf_counter()
@@ -59,7 +49,7 @@ def scripted(base, cell):
             finally:
                 self.tool_seconds.append(time.perf_counter() - start)
 
-    return Scripted
+    return Timed
 
 
 def main() -> None:

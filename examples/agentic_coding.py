@@ -17,7 +17,6 @@ rewards, metrics, cleanup) on a CPU in seconds; it does not learn anything.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 
@@ -35,24 +34,8 @@ ROW = {
 SCRIPT = [
     {"name": "python", "arguments": {"code": "n = 7\nprint('YES' if n % 2 == 0 else 'NO')"}},
     {"name": "submit", "arguments": {"code": "n = int(input())\nprint('YES' if n % 2 == 0 else 'NO')"}},
-    None,
+    "Done.",
 ]
-
-
-def scripted_trainer_class():
-    """SandboxGRPOTrainer whose generation writes the SCRIPT turn each prompt has reached."""
-    from trl_sandbox import SandboxGRPOTrainer
-
-    class Scripted(SandboxGRPOTrainer):
-        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
-            out = []
-            for ids in prompt_ids:
-                call = SCRIPT[min(self._tokenizer.decode(ids).count("<tool_response>"), len(SCRIPT) - 1)]
-                text = f"<tool_call>\n{json.dumps(call)}\n</tool_call>" if call else "Done."
-                out.append(self._tokenizer.encode(text + "<|im_end|>"))
-            return out, None
-
-    return Scripted
 
 
 def main() -> None:
@@ -71,13 +54,13 @@ def main() -> None:
     model = args.model
     trainer_class = SandboxGRPOTrainer
     if args.model == "scripted":
-        from trl_sandbox.tiny import build_tool_calling_tiny_model
+        from trl_sandbox.tiny import build_tool_calling_tiny_model, scripted_policy
 
         tiny, tokenizer = build_tool_calling_tiny_model()
         model = os.path.join(output_dir, "tiny-tools")
         tiny.save_pretrained(model)
         tokenizer.save_pretrained(model)
-        trainer_class = scripted_trainer_class()
+        trainer_class = scripted_policy(SandboxGRPOTrainer, SCRIPT)
     trainer = trainer_class(
         model=model,
         reward_funcs=[],  # the environment owns the reward (get_reward)

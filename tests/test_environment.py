@@ -135,8 +135,8 @@ def test_concurrent_tool_calls_give_trl_the_same_results(own_sandbox_root):
 # -- TRL's real tool loop ----------------------------------------------------------------------------------------------
 
 SCRIPT = [
-    '<tool_call>\n{"name": "python", "arguments": {"code": "x = 6 * 7\\nprint(x)"}}\n</tool_call>',
-    '<tool_call>\n{"name": "submit", "arguments": {"code": ' + json.dumps(RIGHT) + '}}\n</tool_call>',
+    {"name": "python", "arguments": {"code": "x = 6 * 7\nprint(x)"}},
+    {"name": "submit", "arguments": {"code": RIGHT}},
     "Submitted.",
 ]
 
@@ -154,17 +154,10 @@ def tool_model(tmp_path_factory):
 
 
 def scripted(base):
-    """``base`` (a GRPOTrainer class) whose generation writes the :data:`SCRIPT` turn the prompt has reached."""
+    """``base`` (a GRPOTrainer class) playing :data:`SCRIPT` (see :func:`trl_sandbox.tiny.scripted_policy`)."""
+    from trl_sandbox.tiny import scripted_policy
 
-    class Scripted(base):
-        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
-            out = []
-            for ids in prompt_ids:
-                turn = self._tokenizer.decode(ids).count("<tool_response>")
-                out.append(self._tokenizer.encode(SCRIPT[min(turn, len(SCRIPT) - 1)] + "<|im_end|>"))
-            return out, None
-
-    return Scripted
+    return scripted_policy(base, SCRIPT)
 
 
 def dataset(n):

@@ -121,6 +121,32 @@ def build_tool_calling_tiny_model(seed: int = 0) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def scripted_policy(trainer_class: type, turns: Sequence[dict[str, Any] | str]) -> type:
+    """``trainer_class`` (``trl.GRPOTrainer`` or a subclass) whose generation plays ``turns`` instead of sampling,
+    for :func:`build_tool_calling_tiny_model` (a random model writes no tool calls): TRL's real tool loop runs on
+    what it writes. Turn k of a rollout (k: the tool responses its prompt holds; the last turn repeats) writes
+    ``turns[k]``: a ``{"name", "arguments"}`` dict as a tool call in Qwen3's ``<tool_call>`` format, or a string as
+    plain text. Used by the tests, ``examples/agentic_coding.py`` and ``benchmarks/environment.py``.
+
+    Overrides ``GRPOTrainer._generate_single_turn`` (TRL 1.16; the transformers generation path, no logprobs).
+    """
+    import json
+
+    texts = [f"<tool_call>\n{json.dumps(t)}\n</tool_call>" if isinstance(t, dict) else str(t) for t in turns]
+
+    class Scripted(trainer_class):
+        def _generate_single_turn(self, prompt_ids: Any, images: Any, multimodal_fields: Any, num_generations: int,
+                                  has_tool_images: bool = False) -> tuple[list[list[int]], None]:
+            out = []
+            for ids in prompt_ids:
+                turn = min(self._tokenizer.decode(ids).count("<tool_response>"), len(texts) - 1)
+                out.append(self._tokenizer.encode(texts[turn] + "<|im_end|>"))
+            return out, None
+
+    Scripted.__name__ = f"Scripted{trainer_class.__name__}"
+    return Scripted
+
+
 def quickstart_tasks(split: str | None = None) -> list[dict[str, Any]]:
     """The quick start's task family (bundled as ``load_tasks("quickstart")``): 54 HumanEval-format rows
     (``task_id``, ``prompt``, ``canonical_solution``, ``test``, ``entry_point``), one per pair of an operation
