@@ -337,7 +337,7 @@ def test_kodcode_rows(scorer):
     first_only = KODCODE["solution"].replace("return [seen[target - x], i]", "return [0, 1]")
     forged = "import os\ndef two_sum(nums, target):\n    os._exit(0)"
     results = score(scorer, KODCODE, fence(KODCODE["solution"]), fence(no_raise), fence(first_only), fence(forged))
-    assert statuses(results[:3]) == [("passed", 4, 4), ("failed", 3, 4), ("failed", 2, 4)]
+    assert statuses(results[:3]) == [("passed", 4, 4), ("failed", 3, 4), ("failed", 2, 4)], [r.error for r in results]
     assert results[3].status == "error" and results[3].tests_passed == 0  # os._exit(0) is no pass
 
 

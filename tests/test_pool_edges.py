@@ -101,16 +101,20 @@ from trl_sandbox import SandboxPool
 from trl_sandbox.testing import MockBackend
 
 class Staggered(MockBackend):
-    # creation i takes 0.2 * (i + 1) s: at 0.5 s two sandboxes exist and two creations are in flight
+    # creation i takes 0.2 * i s; once two sandboxes exist (two creations still in flight), Ctrl-C when asked to
     calls = 0
+    interrupt = False
     async def create(self, labels):
         Staggered.calls += 1
         await anyio.sleep(0.2 * Staggered.calls)
-        return await super().create(labels)
+        sandbox = await super().create(labels)
+        if Staggered.interrupt and len(self.created) == 2:  # not a timer: a loaded machine keeps the order
+            os.kill(os.getpid(), signal.SIGINT)
+        return sandbox
 
 backend = Staggered()
 def interrupt_soon():
-    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    Staggered.interrupt = True
 """
 
 
