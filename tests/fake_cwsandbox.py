@@ -4,7 +4,9 @@ It is a ``grpc.aio`` server on 127.0.0.1 built from the SDK's own generated serv
 (``cwsandbox._proto.sandbox_pb2_grpc.SandboxServiceServicer``) and messages, so the client talks to it as it talks to
 the real control plane (``CWSANDBOX_BASE_URL=http://127.0.0.1:PORT``). It implements ``CreateSandbox``,
 ``GetSandbox``, ``ListSandboxes`` (filtered by tags: all must match), ``DeleteSandbox``, ``WriteFile`` and the
-bidirectional ``StreamExec`` (init, stdin, close; ready, output, exit). ``ConnectSandbox`` and every other method
+bidirectional ``StreamExec`` (init, stdin, close; ready, output, exit). A command ending in ``session`` (an
+interpreter session) runs interactively: stdin reaches it as it comes, each line it prints is sent at once; other
+commands get their whole stdin first and their output at the end. ``ConnectSandbox`` and every other method
 answer UNIMPLEMENTED (the base class's answer); for ``ConnectSandbox`` that makes the SDK fall back from the direct
 data plane to the gateway, as it does against a server without one. Deleted sandboxes stay visible to
 ``GetSandbox`` in a terminal state, as the SDK's ``stop()`` expects. Commands run in sandboxes of the *local* backend, one per fake sandbox:
@@ -17,6 +19,7 @@ StreamExec), ``kill`` (a sandbox id whose next command finds the sandbox gone: N
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import time
 import uuid
@@ -24,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from _fake_service import FakeService
 from cwsandbox._proto import sandbox_pb2, sandbox_pb2_grpc
 from google.protobuf import timestamp_pb2
 
-from _fake_service import FakeService
+from trl_sandbox.errors import InfrastructureError
 
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 
@@ -44,6 +48,8 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
         self.fail_creates = 0
         self.fail_execs = 0
         self.kill: str | None = None
+        #: Interpreter sessions started.
+        self.sessions_opened = 0
         self._server: grpc.aio.Server | None = None
 
     async def _serve(self) -> None:
@@ -132,6 +138,10 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
         await self._local.write_files(record["local"], {request.path[len(REMOTE_WORKDIR) + 1:]: request.content})
         return sandbox_pb2.WriteFileResponse()
 
+    def _local_command(self, local: Any, argv: Any) -> str:
+        command = shlex.join(argv).replace(REMOTE_WORKDIR, local.workdir)
+        return command.replace("python3 ", shlex.join(local.python) + " ")
+
     async def StreamExec(self, request_iterator: Any, context: Any) -> Any:  # noqa: N802
         init = None
         stdin = bytearray()
@@ -149,6 +159,10 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
                 if first:
                     first = False
                     yield sandbox_pb2.ExecStreamResponse(ready=sandbox_pb2.ExecStreamReady(ready_time=self._now()))
+                if init.command and init.command[-1].endswith(" session"):  # the SDK wraps it in sh -c 'cd ...'
+                    async for response in self._interactive(record["local"], init, request_iterator):
+                        yield response
+                    return
             elif message.HasField("close"):
                 break
             elif message.stdin:
@@ -156,8 +170,7 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
         if init is None:
             return
         local = self.sandboxes[init.sandbox_id]["local"]
-        command = shlex.join(init.command).replace(REMOTE_WORKDIR, local.workdir)
-        command = command.replace("python3 ", shlex.join(local.python) + " ")
+        command = self._local_command(local, init.command)
         start = time.monotonic()
         result = await self._local.exec(local, ["/bin/sh", "-c", command], stdin=bytes(stdin), timeout_s=600)
         for stream, data in ((sandbox_pb2.ExecStreamOutput.STREAM_STDOUT, result.stdout),
@@ -168,3 +181,35 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
         code = result.exit_code if result.exit_code is not None else 137
         yield sandbox_pb2.ExecStreamResponse(exit=sandbox_pb2.ExecStreamExit(exit_code=code))
         self.requests.append(("StreamExec.done", time.monotonic() - start))
+
+    async def _interactive(self, local: Any, init: Any, request_iterator: Any) -> Any:
+        """A command that reads stdin as it comes and writes as it goes (an interpreter session): stdin messages are
+        written to it at once, each line it prints is sent at once, the end of stdin closes its stdin. The client
+        cancelling the stream kills it."""
+        process = await self._local.open_process(local, ["/bin/sh", "-c", self._local_command(local, init.command)],
+                                                 timeout_s=3600)
+        self.sessions_opened += 1
+
+        async def pump_stdin() -> None:
+            async for message in request_iterator:
+                if message.HasField("close"):
+                    await process.close_input()
+                    return
+                if message.stdin:
+                    await process.send(message.stdin)
+
+        feeder = asyncio.ensure_future(pump_stdin())
+        try:
+            while True:
+                try:
+                    line = await process.receive_line(1 << 24)
+                except InfrastructureError:
+                    break
+                yield sandbox_pb2.ExecStreamResponse(output=sandbox_pb2.ExecStreamOutput(
+                    stream=sandbox_pb2.ExecStreamOutput.STREAM_STDOUT, data=line))
+            code = await process.wait()
+            yield sandbox_pb2.ExecStreamResponse(exit=sandbox_pb2.ExecStreamExit(
+                exit_code=code if code is not None else 137))
+        finally:
+            feeder.cancel()
+            await process.kill()

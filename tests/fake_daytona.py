@@ -1,8 +1,9 @@
 """A local fake of the Daytona HTTP API, for running the real ``daytona`` SDK without a network.
 
 It serves the routes ``AsyncDaytona`` uses for sandboxes (create, get, list, delete) and the toolbox routes of
-``AsyncSandbox`` (``process/execute``, ``files/bulk-upload``) on 127.0.0.1, in a thread with its own event loop. Its
-JSON answers are built with the SDK's own generated models (``daytona_api_client_async.models``), so the client
+``AsyncSandbox`` (``process/execute``, ``files/bulk-upload``, and the session API: ``process/session`` create and
+delete, ``exec`` with ``runAsync``, the command's state, its log as a websocket, its ``input``) on 127.0.0.1, in a
+thread with its own event loop. Its JSON answers are built with the SDK's own generated models (``daytona_api_client_async.models``), so the client
 parses them as it parses the real service's. Commands run in sandboxes of the *local* backend, one per fake
 sandbox: the remote working directory maps to the local sandbox's files, ``python3`` to its interpreter.
 
@@ -22,10 +23,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
-from daytona_api_client_async import models
-
 from _fake_service import FakeService
+from aiohttp import web
+from daytona.common.process import STDOUT_PREFIX
+from daytona_api_client_async import models
 
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 
@@ -42,6 +43,8 @@ class FakeDaytona(FakeService):
         self.fail_creates_after: int | None = None
         self.fail_execs = 0
         self.create_delay_s = 0.0
+        #: Sessions of the process API: id -> {"sandbox", "commands": {id -> command record}}.
+        self.sessions: dict[str, dict[str, Any]] = {}
         self._runner: web.AppRunner | None = None
 
     async def _serve(self) -> None:
@@ -53,6 +56,12 @@ class FakeDaytona(FakeService):
             web.delete("/api/sandbox/{id}", self.delete),
             web.post("/toolbox/{id}/process/execute", self.execute),
             web.post("/toolbox/{id}/files/bulk-upload", self.upload),
+            web.post("/toolbox/{id}/process/session", self.create_session),
+            web.delete("/toolbox/{id}/process/session/{session}", self.delete_session),
+            web.post("/toolbox/{id}/process/session/{session}/exec", self.session_execute),
+            web.get("/toolbox/{id}/process/session/{session}/command/{command}", self.session_command),
+            web.get("/toolbox/{id}/process/session/{session}/command/{command}/logs", self.session_logs),
+            web.post("/toolbox/{id}/process/session/{session}/command/{command}/input", self.session_input),
         ])
         self._runner = web.AppRunner(app)
         await self._runner.setup()
@@ -124,6 +133,8 @@ class FakeDaytona(FakeService):
         record = self.sandboxes.pop(sandbox_id, None)
         if record is None:
             return self._error(404, "Sandbox not found")
+        for session_id in [k for k, v in self.sessions.items() if v["sandbox"] == sandbox_id]:
+            await self._end_session(session_id)
         await self._local.delete(record["local"])
         self.deleted.append(sandbox_id)
         return web.json_response({**record["dto"], "state": "destroyed"})
@@ -181,3 +192,120 @@ class FakeDaytona(FakeService):
             local_files[remote[len(REMOTE_WORKDIR) + 1:]] = data
         await self._local.write_files(record["local"], local_files)
         return web.json_response([])
+
+    # -- sessions of the process API (interactive commands) -------------------------------------------------------------
+
+    async def create_session(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(("POST", "/toolbox/process/session", body))
+        if request.match_info["id"] not in self.sandboxes:
+            return self._error(404, "Sandbox not found")
+        if body["sessionId"] in self.sessions:
+            return self._error(409, "session already exists")
+        self.sessions[body["sessionId"]] = {"sandbox": request.match_info["id"], "commands": {}}
+        return web.Response(status=201)
+
+    def _command(self, request: web.Request) -> dict | None:
+        session = self.sessions.get(request.match_info["session"])
+        return session and session["commands"].get(request.match_info["command"])
+
+    async def session_execute(self, request: web.Request) -> web.Response:
+        """Runs the command in a local sandbox as an interactive process (``runAsync`` only): its stdout goes to a log
+        that ``/logs`` streams, ``/input`` writes to its stdin, echoed into the log unless ``suppressInputEcho``."""
+        body = await request.json()
+        self.requests.append(("POST", "/toolbox/process/session/exec", body))
+        session = self.sessions.get(request.match_info["session"])
+        if session is None:
+            return self._error(404, "session not found")
+        if not body.get("runAsync"):
+            return self._error(400, "this fake runs session commands with runAsync only")
+        record = self.sandboxes[session["sandbox"]]
+        command = self._local_path(record, body["command"]).replace(" python3 ", f" {shlex.join(record['local'].python)} ")
+        process = await self._local.open_process(record["local"], ["/bin/sh", "-c", command], timeout_s=3600)
+        command_id = uuid.uuid4().hex
+        entry = {"command": body["command"], "process": process, "log": bytearray(), "exit_code": None,
+                 "echo": not body.get("suppressInputEcho"), "changed": asyncio.Event()}
+        entry["reader"] = asyncio.ensure_future(self._read_log(entry))
+        session["commands"][command_id] = entry
+        return web.json_response({"cmdId": command_id}, status=202)
+
+    @staticmethod
+    async def _read_log(entry: dict) -> None:
+        process = entry["process"]
+        try:
+            while True:
+                line = await process.receive_line(1 << 24)
+                entry["log"] += STDOUT_PREFIX + line
+                entry["changed"].set()
+        except Exception:  # noqa: BLE001 - the end of its output
+            pass
+        try:
+            code = await process.wait()
+        except Exception:  # noqa: BLE001
+            code = None
+        entry["exit_code"] = 137 if code is None else code
+        entry["changed"].set()
+
+    async def session_command(self, request: web.Request) -> web.Response:
+        entry = self._command(request)
+        if entry is None:
+            return self._error(404, "command not found")
+        return web.json_response(models.Command(id=request.match_info["command"], command=entry["command"],
+                                                exit_code=entry["exit_code"]).to_dict())
+
+    async def session_logs(self, request: web.Request) -> web.StreamResponse:
+        """The command's log as a websocket, from its start; with ``follow=true`` it follows until the command
+        ends, then closes normally (code 1000)."""
+        entry = self._command(request)
+        if entry is None:
+            return self._error(404, "command not found")
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        sent = 0
+        while True:
+            entry["changed"].clear()
+            if len(entry["log"]) > sent:
+                await ws.send_bytes(bytes(entry["log"][sent:]))
+                sent = len(entry["log"])
+                continue
+            if entry["exit_code"] is not None or request.query.get("follow") != "true":
+                break
+            await entry["changed"].wait()
+        await ws.close()
+        return ws
+
+    async def session_input(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        entry = self._command(request)
+        if entry is None:
+            return self._error(404, "command not found")
+        if entry["exit_code"] is not None:
+            return self._error(410, "command has already completed")
+        data = body["data"] if body["data"].endswith("\n") else body["data"] + "\n"  # as the daemon does
+        await entry["process"].send(data.encode())
+        if entry["echo"]:
+            entry["log"] += STDOUT_PREFIX + data.encode()
+            entry["changed"].set()
+        return web.Response(status=204)
+
+    async def delete_session(self, request: web.Request) -> web.Response:
+        self.requests.append(("DELETE", "/toolbox/process/session", request.match_info["session"]))
+        if request.match_info["session"] not in self.sessions:
+            return self._error(404, "session not found")
+        await self._end_session(request.match_info["session"])
+        return web.Response(status=204)
+
+    async def _end_session(self, session_id: str) -> None:
+        """Kill every command of the session (as the daemon does when it deletes one)."""
+        session = self.sessions.pop(session_id)
+        for entry in session["commands"].values():
+            await entry["process"].kill()
+            entry["reader"].cancel()
+            if entry["exit_code"] is None:
+                entry["exit_code"] = 137
+            entry["changed"].set()
+
+    @property
+    def open_sessions(self) -> list[str]:
+        """Ids of sessions not deleted."""
+        return sorted(self.sessions)

@@ -258,3 +258,12 @@ def test_compiled_languages_run_through_the_remote_harness(service):
     from test_languages import check_remote_languages
 
     check_remote_languages(config)
+
+
+def test_code_environment_sessions_stream_through_the_api(service, caplog):
+    """CodeEnvironment sessions through the CoreWeave Sandbox API: one ``StreamExec`` left open per session, stdin
+    written and stdout read as they go (see ``test_environment.check_remote_sessions``)."""
+    from test_environment import check_remote_sessions
+
+    check_remote_sessions(config, service, caplog)
+    assert service.sessions_opened == 4

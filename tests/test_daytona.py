@@ -97,6 +97,10 @@ def test_labels_network_block_and_backstops_are_sent_and_every_sandbox_is_delete
     assert sorted(service.deleted[-3:]) == sorted(service.created[-3:])
     # one upload and one exec per completion (the request travels as a file: the process API has no stdin)
     assert len(service.bodies("POST", "/toolbox/process/execute")) == 2
+    assert all("user" not in body for body in bodies)  # the snapshot's own user unless os_user is given
+    with Scorer.from_config(config(sandbox_pool_size=1, options={"os_user": "root"})) as scorer:
+        scorer.pool.start()
+    assert service.bodies("POST", "/api/sandbox")[-1]["user"] == "root"
 
 
 def test_the_sdks_default_mode_scores_and_deletes(service, monkeypatch):
@@ -375,3 +379,17 @@ def test_compiled_languages_run_through_the_remote_harness(service):
     from test_languages import check_remote_languages
 
     check_remote_languages(config)
+
+
+def test_code_environment_sessions_run_through_the_session_api(service, caplog):
+    """CodeEnvironment sessions through Daytona's session API: one session and one ``runAsync`` command per
+    interpreter, input without echo, stdout followed through the log websocket, the session deleted at the end (see
+    ``test_environment.check_remote_sessions``)."""
+    from test_environment import check_remote_sessions
+
+    check_remote_sessions(config, service, caplog)
+    executions = service.bodies("POST", "/toolbox/process/session/exec")
+    assert len(executions) == 4 and all(e["runAsync"] and e["suppressInputEcho"] for e in executions)
+    assert executions[0]["command"] == ("cd /tmp/trl-sandbox && timeout -k 2 3600 python3 "
+                                      "/tmp/trl-sandbox/trl_sandbox_harness.py session")
+    assert service.open_sessions == []

@@ -295,3 +295,169 @@ def test_more_rollouts_than_session_sandboxes_is_one_error_at_construction(tool_
         SandboxGRPOTrainer(model=tool_model, train_dataset=dataset(8), environment_factory=CodeEnvironment,
                            args=SandboxGRPOConfig(output_dir=str(tmp_path), num_generations=2,
                                                   per_device_train_batch_size=8, sandbox_max_sessions=4))
+
+
+# -- remote backends (driven from test_daytona.py and test_cwsandbox.py through their fake services) -------------------
+
+
+def check_remote_sessions(config, service, caplog):
+    """CodeEnvironment on a remote backend, through the real SDK against a fake service (``config(**overrides)``
+    makes its ``SandboxConfig``): each session is one long-lived ``harness.py session`` command inside a remote
+    sandbox, spoken to through the service's streaming API. Variables and files persist, rollouts are separated,
+    timeouts interrupt, output is cut, a dead interpreter restarts, submissions are judged, and nothing is left on
+    the service. The fakes run commands in local sandboxes as an unprivileged user, so the session says it cannot
+    clean up after itself: each rollout gets a new sandbox, and one warning says so."""
+    import logging
+
+    from trl_sandbox import environment
+
+    environment._WARNED_NOT_ISOLATED.clear()
+    caplog.set_level(logging.WARNING, logger="trl_sandbox")
+    overrides = {"sandbox_pool_size": 1, "sandbox_tool_timeout": 1.5, "sandbox_tool_output_chars": 300}
+    with CodeEnvironment.factory(config(**overrides)) as make_env:
+        a, b = make_env(), make_env()
+        a.reset(**ROW)
+        b.reset(**ROW)
+        assert a.python("x = 6 * 7\nopen('notes.txt', 'w').write('kept')\nprint('stored')") == "stored\n"
+        assert a.python("x, open('notes.txt').read()") == "(42, 'kept')\n"
+        assert "NameError: name 'x' is not defined" in b.python("x")
+        assert "No such file" in b.python("open('notes.txt').read()")
+        assert a.python("1 / 0").endswith("ZeroDivisionError: division by zero")
+        out = a.python("while True:\n    pass")
+        assert "stopped after the time limit of 1.5 s; the session and its variables remain" in out
+        assert a.python("x + 1") == "43\n"
+        out = a.python("print('é' * 5000)")  # non-ASCII output crosses the text stream intact
+        assert "ééé" in out and "characters cut" in out and len(out) < 400
+        assert "the session was restarted" in a.python("import os\nos._exit(0)")
+        assert a.python("print('back')") == "back\n"
+        assert a.submit(RIGHT) == "Submitted. Visible tests: 1/1 passed."
+        b.submit("print('NO')")
+        assert [a.get_reward(), b.get_reward()] == [1.0, 0.5]
+        a.reset(**ROW)  # a new rollout: a new session
+        assert "NameError" in a.python("x")
+        pool = a._bound.pool
+        # not isolated (unprivileged): the sandboxes of the ended sessions were deleted, not reused
+        assert pool.stats.sessions_created == 4  # a, b, a's restart, a's second rollout
+    assert service.alive == []
+    warnings = [r.getMessage() for r in caplog.records if "cannot clean up after itself" in r.getMessage()]
+    assert len(warnings) == 1 and "each CodeEnvironment rollout gets a new sandbox" in warnings[0]
+
+
+ROOT_SESSIONS = r"""
+import json, os, signal, subprocess, sys, time
+
+harness = sys.argv[1]
+
+
+def start():
+    p = subprocess.Popen([sys.executable, harness, "session"], cwd=os.path.dirname(harness),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    return p, json.loads(p.stdout.readline())
+
+
+def cell(p, code):
+    p.stdin.write((json.dumps({"code": code, "timeout": 5, "limit": 10000}) + "\n").encode())
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+
+
+def nobody():
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                status = open("/proc/%s/status" % name).read()
+            except OSError:
+                continue
+            uid = [line for line in status.splitlines() if line.startswith("Uid:")][0].split()[1:]
+            if "65534" in uid and "\tZ" not in status.split("State:")[1].splitlines()[0]:
+                found.append(int(name))
+    return found
+
+
+LEAVE = '''
+import os, subprocess
+print(os.geteuid(), os.getcwd(), os.environ["HOME"] == os.getcwd())
+open("/tmp/leak-file", "w").write("secret")
+open("/tmp/shared/nested-leak", "w").write("secret")
+os.mkdir("/dev/shm/leak-dir")
+open("here.txt", "w").write("x")
+subprocess.Popen(["sleep", "300"], start_new_session=True)  # a daemon of its own session
+print([line for line in open("/proc/self/status") if line.startswith("NoNewPrivs")][0].split()[1])
+'''
+LOOK = "import os\nprint([os.path.exists(p) for p in ('/tmp/leak-file', '/dev/shm/leak-dir')])"
+report = {}
+os.mkdir("/tmp/shared")
+os.chmod("/tmp/shared", 0o1777)  # root's, world-writable, as /tmp/.X11-unix
+# 1: a session that ends politely: its supervisor sweeps after it
+s1, report["hello"] = start()
+report["left"] = cell(s1, LEAVE)["out"].split()
+report["nobody_during"] = len(nobody())
+s1.stdin.write(b'{"close": true}\n')
+s1.stdin.flush()
+report["exit"] = s1.wait(20)
+report["after_close"] = [nobody(), os.path.exists("/tmp/leak-file"), os.path.exists("/dev/shm/leak-dir"),
+                         os.path.exists("/tmp/shared/nested-leak"), os.path.exists(report["left"][1])]
+# 2: a session whose supervisor is killed (a lost stream): the next session sweeps before it starts
+s2, _ = start()
+cell(s2, LEAVE)
+s2.kill()
+s2.wait()
+report["after_kill"] = [len(nobody()) > 0, os.path.exists("/tmp/leak-file")]
+s3, report["hello3"] = start()
+report["seen"] = cell(s3, LOOK)["out"].strip()
+report["nobody_in_s3"] = len(nobody())
+s3.stdin.close()  # the end of stdin also ends a session
+report["exit3"] = s3.wait(20)
+report["after_eof"] = nobody()
+print(json.dumps(report))
+"""
+
+
+def test_a_remote_session_as_root_runs_as_nobody_and_leaves_nothing_for_the_next(tmp_path):
+    """On a remote backend one sandbox serves one session after another. Run as root there (cwsandbox's
+    ``python:3.11``, Daytona with ``os_user="root"``), ``harness.py session`` runs the cells as ``nobody`` with
+    no-new-privs in a directory of its own, and removes what ``nobody`` left (processes, daemons included, and
+    files in the temporary directories): after a session that ends, and before the next one (a session whose
+    supervisor was killed). Run here the way a remote sandbox runs it, as root in the harness's directory, inside a
+    PID and mount namespace of the test's own with fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, so that the sweep
+    cannot touch this machine's."""
+    import shutil
+    import subprocess
+
+    from trl_sandbox import _harness
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) for a PID and mount namespace of the test's own")
+    python = None  # an interpreter nobody can run (a remote image's is), outside /tmp (the namespace replaces it)
+    for candidate in (os.path.realpath(sys.executable), "/usr/bin/python3"):
+        if not os.path.exists(candidate) or candidate.startswith("/tmp/"):
+            continue
+        try:
+            subprocess.run([candidate, "-c", "import traceback, json"], user=65534, group=65534, extra_groups=[],
+                           capture_output=True, check=True, cwd="/")
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        python = candidate
+        break
+    if python is None:
+        pytest.skip("no Python interpreter here that nobody may run")
+    driver = tmp_path / "driver.py"
+    driver.write_text(ROOT_SESSIONS)
+    script = ("set -e; mount --make-rprivate /; mount -t tmpfs tmpfs /mnt; mkdir -m 755 /mnt/work; "
+              f"cp {_harness.__file__} /mnt/work/trl_sandbox_harness.py; cp {driver} /mnt/driver.py; "
+              "for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d; done; "
+              f"exec env TMPDIR=/tmp {python} /mnt/driver.py /mnt/work/trl_sandbox_harness.py")
+    proc = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["hello"] == {"ready": True, "isolated": True}
+    uid, home, home_is_cwd, no_new_privs = report["left"]
+    assert uid == "65534" and home.startswith("/tmp/trl-sandbox-session-") and home_is_cwd == "True"
+    assert no_new_privs == "1" and report["nobody_during"] == 2  # the session and its daemon
+    assert report["exit"] == 0 and report["after_close"] == [[], False, False, False, False]
+    assert report["after_kill"] == [True, True]  # the killed supervisor could not sweep...
+    assert report["hello3"] == {"ready": True, "isolated": True}
+    assert report["seen"] == "[False, False]" and report["nobody_in_s3"] == 1  # ...the next session did
+    assert report["exit3"] == 0 and report["after_eof"] == []

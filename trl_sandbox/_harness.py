@@ -2783,16 +2783,19 @@ def _cell_error(exc):
     return "Traceback (most recent call last):\n" + "\n".join(text.splitlines()[-SESSION_TRACEBACK_LINES:])
 
 
-def session_main():
+def session_main(isolated=True):
     """A persistent Python session: run code cells sent by the host in one namespace, as a notebook kernel does.
 
-    Protocol (``python harness.py session``), JSON lines (one object per line, so that it crosses text streams such
-    as remote services' exec APIs): the host sends ``{"code", "timeout", "limit"}`` on stdin and gets one line back
-    per cell on stdout: ``{"out": what the cell printed (stdout and stderr as one stream, at most ``limit`` bytes),
-    "truncated": bool, "error": the traceback's last lines or None, "timed_out": bool}``. A cell whose last statement is an expression prints its value's ``repr`` (unless None).
-    A cell past its ``timeout`` (seconds) is interrupted (``SIGALRM``); the host kills the whole session if that does
-    not stop it. ``input()`` reads nothing: the request channel is not the cell's stdin. Everything else (variables,
-    imports, files in the working directory) persists until the host ends the session.
+    Protocol (``python harness.py session``), JSON lines (one object per line, ASCII, so that it crosses text streams
+    such as remote services' exec APIs): the session first sends ``{"ready": true, "isolated": isolated}``
+    (``isolated``: whether a later session in the same sandbox starts clean, see :func:`_supervised_session`). The
+    host then sends ``{"code", "timeout", "limit"}`` on stdin and gets one line back per cell on stdout: ``{"out":
+    what the cell printed (stdout and stderr as one stream, at most ``limit`` bytes), "truncated": bool, "error": the
+    traceback's last lines or None, "timed_out": bool}``. A cell whose last statement is an expression prints its
+    value's ``repr`` (unless None). A cell past its ``timeout`` (seconds) is interrupted (``SIGALRM``); the host kills
+    the whole session if that does not stop it. ``input()`` reads nothing: the request channel is not the cell's
+    stdin. Everything else (variables, imports, files in the working directory) persists until the host ends the
+    session: with ``{"close": true}`` or the end of stdin (a remote service's API may have no way to close it).
     """
     import ast
 
@@ -2812,11 +2815,14 @@ def session_main():
     signal.signal(signal.SIGALRM, on_alarm)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     requests = io.open(request_fd, "rb", buffering=1 << 16, closefd=False)
+    _write_all(reply_fd, json.dumps({"ready": True, "isolated": bool(isolated)}).encode() + b"\n")
     while True:
         line = requests.readline()
         if not line.endswith(b"\n"):
             os._exit(0)
         req = json.loads(line)
+        if req.get("close"):
+            os._exit(0)
         limit = int(req.get("limit", 1 << 16))
         out_fd = _memory_file("cell")
         saved = os.dup(1), os.dup(2)
@@ -2863,8 +2869,155 @@ def session_main():
         _write_all(reply_fd, json.dumps(reply).encode() + b"\n")
 
 
+def _own_sandbox():
+    """True when this process runs where the backend isolates each execution by itself (the local backend: a fresh,
+    writable scratch directory that is not the harness's own, an unprivileged uid); False on a remote backend, whose
+    commands all run in the sandbox's one working directory, as the sandbox's user."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return (os.geteuid() != 0 and os.access(".", os.W_OK)
+            and os.path.realpath(os.getcwd()) != os.path.realpath(here))
+
+
+#: Where an unprivileged process can leave files in a sandbox (world-writable directories).
+_SHARED_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
+
+
+def _sweep(uid):
+    """Remove what processes of ``uid`` left in this sandbox: kill every process of that uid (through a helper that
+    takes that uid, so the signal reaches nothing else), then remove the files and directories that uid owns in the
+    world-writable temporary directories (:data:`_SHARED_TEMP_DIRS` and the world-writable directories in them).
+    Runs as root."""
+    import shutil
+    import tempfile
+
+    def alive():
+        # /proc/<pid>/status, not the owner of /proc/<pid>: a process that made itself non-dumpable shows as root's
+        found = 0
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open("/proc/%s/status" % name, "rb") as f:
+                        for line in f:
+                            if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
+                                break  # a zombie: dead already, reaped by its parent whenever it wants
+                            if line.startswith(b"Uid:"):
+                                found += uid in [int(x) for x in line.split()[1:]]
+                                break
+                except (OSError, ValueError):
+                    pass
+        return found
+
+    deadline = time.monotonic() + 5.0
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                for _ in range(20):  # a fork bomb may add processes between two rounds
+                    try:
+                        os.kill(-1, signal.SIGKILL)  # every process this uid may signal, this one excepted
+                    except OSError:
+                        break
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        if not alive() or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+
+    def clear(directory):
+        # what uid owns goes; a world-writable directory of another owner (/tmp/.X11-unix) is searched too
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid == uid:
+                if stat.S_ISDIR(st.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
+            elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                clear(entry.path)
+
+    for directory in {os.path.realpath(d) for d in (*_SHARED_TEMP_DIRS, tempfile.gettempdir())}:
+        clear(directory)
+
+
+def _supervised_session():
+    """An interpreter session on a remote backend, where one sandbox serves one session after another: this process
+    stays as a supervisor and forks the session (:func:`session_main`) into a directory of its own, with
+    no-new-privs. As root (a remote sandbox's default user), the session runs as ``nobody``, and the supervisor
+    sweeps what ``nobody`` left (:func:`_sweep`: processes, daemons included, and files in the temporary
+    directories) before the session starts and after it ends, so that no rollout sees another's state: the session
+    says ``isolated``. As another user it cannot sweep: the session says it is not isolated, and the host does not
+    give its sandbox to another session. The supervisor holds stdout until it is done, so the host sees the command
+    end only after the sweep."""
+    import shutil
+    import tempfile
+
+    root = os.geteuid() == 0
+    if root:
+        _sweep(NOBODY)
+    home = tempfile.mkdtemp(prefix="trl-sandbox-session-")
+    if root:
+        os.chown(home, NOBODY, NOBODY)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                os._exit(70)
+            os.chdir(home)
+            if root:
+                os.setgroups([])
+                os.setresgid(NOBODY, NOBODY, NOBODY)
+                os.setresuid(NOBODY, NOBODY, NOBODY)
+            os.environ["HOME"] = os.environ["TMPDIR"] = home
+            for name in list(os.environ):
+                if name.startswith("TRL_SANDBOX_"):
+                    del os.environ[name]
+        except BaseException as exc:  # noqa: BLE001 - never run cells half set up
+            os.write(2, ("trl-sandbox: session setup failed: %s\n" % (exc,)).encode())
+            os._exit(70)
+        session_main(isolated=root)
+        os._exit(0)
+
+    def stop(_signum, _frame):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    if root:
+        _sweep(NOBODY)
+    shutil.rmtree(home, ignore_errors=True)
+    os._exit(0)
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["session"]:
-        session_main()
+        if _own_sandbox():
+            session_main()
+        else:
+            _supervised_session()
     else:
         main()

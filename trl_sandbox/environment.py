@@ -47,6 +47,11 @@ SESSION_WAIT_S = 120.0
 SESSION_GRACE_S = 3.0
 #: Longest life of a session process (seconds): a rollout that outlives it gets a new session.
 SESSION_LIFETIME_S = 3600.0
+#: Seconds a session process may take to start (a remote service's command API included).
+SESSION_START_S = 60.0
+#: Seconds a session asked to end has to end by itself (its remote supervisor then cleans up) before it is killed
+#: and its sandbox deleted rather than reused.
+SESSION_END_S = 15.0
 
 _PREFETCH_HOOK: list[Callable[[], None] | None] = [None]
 
@@ -74,22 +79,43 @@ class _Session:
     """One rollout's interpreter: a ``harness.py session`` process in a sandbox of its own (see
     :func:`trl_sandbox._harness.session_main`)."""
 
-    def __init__(self, scorer: Scorer, sandbox: Any, process: Any) -> None:
+    def __init__(self, scorer: Scorer, sandbox: Any, process: Any, isolated: bool) -> None:
         self.scorer, self.sandbox, self.process = scorer, sandbox, process
+        #: Whether the next session in this sandbox starts clean; when not, the sandbox is not reused.
+        self.isolated = isolated
         self.alive = True
 
     @classmethod
     async def open(cls, scorer: Scorer) -> _Session:
         pool = scorer.pool
         sandbox = await pool.acquire_session_sandbox(timeout_s=SESSION_WAIT_S)
+        process = None
         try:
             argv = [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}", "session"]
             process = await pool.backend.open_process(sandbox, argv, timeout_s=SESSION_LIFETIME_S)
-        except BaseException:
+            with anyio.fail_after(SESSION_START_S):
+                hello = json.loads(await process.receive_line(1 << 12))
+            if not isinstance(hello, dict) or hello.get("ready") is not True:
+                raise InfrastructureError(f"the session process did not start: {hello!r:.200}")
+        except BaseException as exc:
             with anyio.CancelScope(shield=True):
+                if process is not None:
+                    with contextlib.suppress(Exception):
+                        await process.kill()
                 await pool.release_session_sandbox(sandbox, broken=True)
+            if isinstance(exc, TimeoutError):
+                raise InfrastructureError(f"the session process did not start within {SESSION_START_S:g} s") from None
+            if isinstance(exc, ValueError):
+                raise InfrastructureError(f"the session process did not start: {exc}") from None
             raise
-        return cls(scorer, sandbox, process)
+        isolated = bool(hello.get("isolated"))
+        if not isolated and not _WARNED_NOT_ISOLATED:
+            _WARNED_NOT_ISOLATED.append(True)
+            logger.warning(
+                "%s: the sandbox's user is not root, so a session cannot clean up after itself there; each "
+                "CodeEnvironment rollout gets a new sandbox (slower). Run the sandboxes as root for reuse (see "
+                "docs/environment.md#remote-backends)", pool.backend.name)
+        return cls(scorer, sandbox, process, isolated)
 
     async def run(self, code: str, timeout_s: float, limit: int) -> dict[str, Any]:
         """Run one cell; its reply (``out``, ``error``, ``timed_out``, ``truncated``), or ``{"lost": reason}`` when the
@@ -104,26 +130,32 @@ class _Session:
                 raise InfrastructureError("the session sent a malformed reply")
             return reply
         except TimeoutError:
-            await self.close()
+            await self.close(stuck=True)
             return {"lost": f"the code ran past {timeout_s:g} s and did not stop"}
         except (InfrastructureError, ValueError) as exc:
-            await self.close()
+            await self.close()  # usually over already: its sandbox can serve again once that is confirmed
             return {"lost": f"the interpreter ended ({exc})"}
 
-    async def close(self) -> None:
-        """Kill the process and give the sandbox back (kept for the next session). Idempotent."""
+    async def close(self, *, stuck: bool = False) -> None:
+        """End the session and give the sandbox back: kept for the next session when the session ended cleanly and
+        the sandbox isolates sessions, else deleted. ``stuck``: the session does not answer (no polite ending).
+        Idempotent."""
         if not self.alive:
             return
         self.alive = False
         with anyio.CancelScope(shield=True):
+            if not stuck:  # a remote session process ends itself (its supervisor then cleans up)
+                with contextlib.suppress(Exception), anyio.move_on_after(SESSION_GRACE_S):
+                    await self.process.send(b'{"close": true}\n')
             try:
-                await self.process.kill()
-                broken = False
+                await self.process.kill(wait_s=0.0 if stuck else SESSION_END_S)
+                broken = not self.isolated
             except Exception:  # noqa: BLE001 - the sandbox is then deleted rather than reused
                 broken = True
             await self.scorer.pool.release_session_sandbox(self.sandbox, broken=broken)
 
 
+_WARNED_NOT_ISOLATED: list[bool] = []
 _PROCESS_SCORERS: dict[str, Scorer] = {}
 
 

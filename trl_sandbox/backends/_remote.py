@@ -1,5 +1,6 @@
-"""What the remote backends (``daytona``, ``cwsandbox``) share: pacing of creations and the retry loop of API
-calls. Each backend only says which errors are worth retrying (its SDK's classes and codes differ)."""
+"""What the remote backends (``daytona``, ``cwsandbox``) share: pacing of creations, the retry loop of API calls,
+and the line reader of session processes. Each backend only says which errors are worth retrying (its SDK's classes
+and codes differ) and how its API streams a process's output."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
+from .base import SandboxProcess
 
 T = TypeVar("T")
 
@@ -148,3 +150,52 @@ async def retrying(
 def describe(exc: BaseException) -> str:
     """``Type: message`` of an error, at most 500 characters."""
     return f"{type(exc).__name__}: {exc}"[:500]
+
+
+class StreamProcess(SandboxProcess):
+    """A session process of a remote service whose API streams the process's stdout in chunks of text: subclasses
+    give :meth:`_next_chunk`, :meth:`send` and :meth:`kill`; this class cuts the chunks into lines. The session
+    protocol is ASCII JSON lines (see :func:`trl_sandbox._harness.session_main`), so a service that decodes each chunk
+    on its own loses nothing.
+
+    Args:
+        backend: The backend's name, for messages.
+    """
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.buffer = bytearray()
+        self.ended: str | None = None
+
+    async def _next_chunk(self) -> bytes | None:
+        """The next chunk of stdout; None at its end. Raises what the SDK raises."""
+        raise NotImplementedError
+
+    async def receive_line(self, limit: int) -> bytes:
+        """See :meth:`SandboxProcess.receive_line`.
+
+        Raises:
+            InfrastructureError: the output ended, the service failed, or the line is longer than ``limit`` bytes.
+        """
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > limit:
+                raise InfrastructureError(f"{self.backend}: the session process sent an overlong line")
+            if self.ended is not None:
+                raise InfrastructureError(f"{self.backend}: the session process {self.ended}")
+            try:
+                chunk = await self._next_chunk()
+            except (InfrastructureError, ConfigurationError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - any SDK error: the session is lost, not the code's fault
+                self.ended = f"is gone ({describe(exc)})"
+                raise InfrastructureError(f"{self.backend}: the session process {self.ended}") from exc
+            if chunk is None:
+                self.ended = "ended"
+                continue
+            self.buffer += chunk
+        end = self.buffer.index(b"\n") + 1
+        if end > limit + 1:
+            raise InfrastructureError(f"{self.backend}: the session process sent an overlong line")
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end]
+        return line

@@ -85,8 +85,16 @@ class SandboxProcess(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def kill(self) -> None:
-        """Kill the process and everything it started; release its descriptors. Idempotent."""
+    async def kill(self, *, wait_s: float = 0.0) -> None:
+        """Kill the process and everything it started; release its descriptors. Idempotent.
+
+        Args:
+            wait_s: Seconds to give a process that was asked to end (a session sent ``{"close": true}``) to end by
+                itself first, where ending it from outside is coarse (a remote service's stream). 0: at once.
+
+        Raises:
+            InfrastructureError: the end of the process could not be confirmed (its sandbox must not be reused).
+        """
 
 
 class Backend(abc.ABC):
@@ -178,7 +186,8 @@ class Backend(abc.ABC):
         from ..errors import ConfigurationError
 
         raise ConfigurationError(
-            f"the {self.name} backend cannot keep an interpreter session (CodeEnvironment); use the local backend"
+            f"the {self.name} backend cannot keep an interpreter session (CodeEnvironment); use the local, daytona "
+            "or cwsandbox backend"
         )
 
     async def health_check(self, sandbox: Sandbox, *, timeout_s: float = 10.0) -> bool:

@@ -39,8 +39,8 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
-from ._remote import BACKOFF, Pacer, retrying
-from .base import Backend, ExecResult, Sandbox
+from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
+from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
 
@@ -294,6 +294,24 @@ class CWSandboxBackend(Backend):
         return await self._retrying(f"run a command in sandbox {sandbox.id}", run,
                                     limit + self.exec_grace_s + self.request_timeout_s)
 
+    async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
+        """Start ``argv`` in ``sandbox.workdir`` as a long-lived process (an interpreter session): one
+        ``Sandbox.exec(..., stdin=True)`` left open, its stdin written as requests go and its stdout read as it
+        streams. It runs under ``timeout -k 2 ceil(timeout_s)`` inside the sandbox; see :meth:`Backend.open_process`.
+
+        Raises:
+            InfrastructureError: the command could not be started.
+        """
+        limit = max(1, math.ceil(timeout_s))
+        command = ["timeout", "-k", str(_KILL_AFTER_S), str(limit), *argv]
+        try:
+            process = sandbox.data.exec(command, cwd=self.workdir, timeout_seconds=limit + self.exec_grace_s,
+                                        stdin=True)
+        except Exception as exc:  # noqa: BLE001 - any SDK error
+            raise InfrastructureError(f"cwsandbox: could not start a session in sandbox {sandbox.id}: "
+                                      f"{describe(exc)}") from exc
+        return _CWSandboxProcess(process, sandbox.id)
+
     async def _stop(self, remote: Any) -> None:
         try:
             await remote.stop(missing_ok=True, graceful_shutdown_seconds=0)
@@ -357,3 +375,59 @@ def _bytes(result: Any, name: str) -> bytes:
     if isinstance(raw, (bytes, bytearray)):
         return bytes(raw)
     return str(getattr(result, name, "") or "").encode()
+
+
+
+class _CWSandboxProcess(StreamProcess):
+    """A session process: one open ``StreamExec`` (the SDK's ``Process``: ``stdin`` a ``StreamWriter``, ``stdout`` a
+    ``StreamReader[str]`` of decoded chunks)."""
+
+    def __init__(self, process: Any, sandbox_id: str) -> None:
+        super().__init__("cwsandbox")
+        self.process, self.sandbox_id = process, sandbox_id
+        self.killed = False
+
+    async def _next_chunk(self) -> bytes | None:
+        try:
+            text = await self.process.stdout.__anext__()
+        except StopAsyncIteration:
+            return None
+        return text.encode()
+
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` to the process's stdin.
+
+        Raises:
+            InfrastructureError: the stream is closed or failed (the process ended, the sandbox is gone).
+        """
+        if self.killed:
+            raise InfrastructureError("cwsandbox: the session process is closed")
+        try:
+            await self.process.stdin.write(bytes(data))
+        except Exception as exc:  # noqa: BLE001 - any SDK error
+            raise InfrastructureError(f"cwsandbox: the session process in sandbox {self.sandbox_id} is gone "
+                                      f"({describe(exc)})") from exc
+
+    async def kill(self, *, wait_s: float = 0.0) -> None:
+        """Close stdin (the session then ends and cleans up) and wait ``wait_s`` seconds at most for the command's
+        end, then cancel the stream. Idempotent.
+
+        Raises:
+            InfrastructureError: the command did not end (the sandbox should not be reused).
+        """
+        if self.killed:
+            return
+        self.killed = True
+        with anyio.CancelScope(shield=True):
+            ended = False
+            with anyio.move_on_after(wait_s):
+                try:
+                    await self.process.stdin.close()
+                    await self.process  # its exit status, whatever it is
+                    ended = True
+                except Exception:  # noqa: BLE001 - the stream failed: how the process ended is unknown
+                    pass
+            self.process.stdout.close()
+            if not ended:
+                self.process.cancel()
+                raise InfrastructureError(f"cwsandbox: the session process in sandbox {self.sandbox_id} did not end")

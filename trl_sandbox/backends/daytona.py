@@ -25,6 +25,7 @@ server-side timeout kills the command), ``AsyncSandbox.fs.upload_files([FileUplo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import shlex
@@ -35,9 +36,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from ..errors import ConfigurationError
-from ._remote import BACKOFF, Pacer, retrying
-from .base import Backend, ExecResult, Sandbox
+from ..errors import ConfigurationError, InfrastructureError
+from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
+from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
 
@@ -49,6 +50,8 @@ _KEY_HINT = (
 #: Name prefix of request files; the harness unlinks files with this prefix (see ``_harness.STDIN_PREFIX``).
 STDIN_PREFIX = ".trl-sandbox-stdin-"
 _RETRY_STATUSES = {500, 502, 503, 504}
+#: Seconds between coreutils ``timeout``'s SIGTERM and its SIGKILL of a session command at its lifetime.
+_KILL_AFTER_S = 2
 
 
 def _sdk() -> Any:
@@ -91,6 +94,9 @@ class DaytonaBackend(Backend):
         auto_delete_interval_min: Minutes after stopping before Daytona deletes the sandbox (0: at once, the
             default; -1 never, not recommended).
         env_vars: Environment variables of the sandbox (``str -> str``). The trainer's own are never sent.
+        os_user: The user commands run as (default: the snapshot's, ``daytona`` in Daytona's own). With ``"root"``
+            the harness runs the code as ``nobody`` and a CodeEnvironment session sandbox is cleaned and reused for
+            the next rollout; as another user each session gets a new sandbox (see ``docs/environment.md``).
         python: Python command inside the sandbox (default ``"python3"``).
         workdir: Directory of the harness inside the sandbox.
         output_limit_bytes: Bytes of output kept per command; the rest is cut (``ExecResult.output_truncated``).
@@ -127,6 +133,7 @@ class DaytonaBackend(Backend):
         auto_stop_interval_min: int = 15,
         auto_delete_interval_min: int = 0,
         env_vars: Mapping[str, str] | None = None,
+        os_user: str | None = None,
         python: str = "python3",
         workdir: str = "/tmp/trl-sandbox",
         output_limit_bytes: int = 1 << 20,
@@ -164,6 +171,7 @@ class DaytonaBackend(Backend):
         self.auto_stop_interval_min = int(auto_stop_interval_min)
         self.auto_delete_interval_min = int(auto_delete_interval_min)
         self.env_vars = dict(env_vars or {})
+        self.os_user = os_user
         self.python = python
         self.workdir = workdir.rstrip("/") or "/"
         self.output_limit_bytes = int(output_limit_bytes)
@@ -223,6 +231,8 @@ class DaytonaBackend(Backend):
             "auto_stop_interval": self.auto_stop_interval_min,
             "auto_delete_interval": self.auto_delete_interval_min,
         }
+        if self.os_user:
+            common["os_user"] = self.os_user
         if self.image:
             resources = None
             if self.cpu or self.memory_gib or self.disk_gib:
@@ -324,6 +334,44 @@ class DaytonaBackend(Backend):
 
         return await self._retrying(f"run a command in sandbox {sandbox.id}", run, timeout_s + self.exec_grace_s)
 
+    async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
+        """Start ``argv`` in ``sandbox.workdir`` as a long-lived process (an interpreter session) with the session
+        API: a session of its own (``create_session``), the command run in it asynchronously
+        (``execute_session_command(run_async=True, suppress_input_echo=True)``) under ``timeout -k 2
+        ceil(timeout_s)``, its stdin written with ``send_session_command_input`` and its stdout followed through the
+        log stream (``get_session_command_logs_async``). See :meth:`Backend.open_process`.
+
+        Raises:
+            InfrastructureError: the session or the command could not be started.
+        """
+        api = sandbox.data.process
+        session_id = f"trl-sandbox-{uuid.uuid4().hex}"
+        limit = max(1, math.ceil(timeout_s))
+        command = (f"cd {shlex.quote(self.workdir)} && timeout -k {_KILL_AFTER_S} {limit} "
+                   f"{shlex.join(list(argv))}")
+        await self._retrying(f"start a session in sandbox {sandbox.id}", lambda: api.create_session(session_id),
+                             self.request_timeout_s)
+        try:
+            request = self.sdk.SessionExecuteRequest(command=command, run_async=True, suppress_input_echo=True)
+            response = await self._retrying(f"start a session command in sandbox {sandbox.id}",
+                                            lambda: api.execute_session_command(session_id, request),
+                                            self.request_timeout_s)
+        except BaseException:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self._delete_session(api, session_id)
+            raise
+        return _DaytonaProcess(self, sandbox.id, api, session_id, response.cmd_id)
+
+    async def _delete_session(self, api: Any, session_id: str) -> None:
+        async def attempt() -> None:
+            try:
+                await api.delete_session(session_id)
+            except Exception as exc:  # noqa: BLE001
+                if _status(exc) != 404:
+                    raise
+
+        await self._retrying(f"delete session {session_id}", attempt, self.request_timeout_s)
+
     async def delete(self, sandbox: Sandbox) -> None:
         """Delete ``sandbox`` (already gone is fine).
 
@@ -412,3 +460,85 @@ def _is_connection_error(exc: BaseException, sdk: Any) -> bool:
     except ImportError:  # pragma: no cover - the SDK depends on it
         return False
     return isinstance(exc, aiohttp.ClientConnectionError)
+
+
+class _DaytonaProcess(StreamProcess):
+    """A session command (see :meth:`DaytonaBackend.open_process`): its stdout arrives through the log stream, which
+    a task of the event loop follows into a queue, and which ends when the command ends."""
+
+    def __init__(self, backend: DaytonaBackend, sandbox_id: str, api: Any, session_id: str, command_id: str) -> None:
+        super().__init__("daytona")
+        self.backend, self.sandbox_id, self.api = backend, sandbox_id, api
+        self.session_id, self.command_id = session_id, command_id
+        self.killed = False
+        self.ended_cleanly = False
+        self.finished = anyio.Event()
+        self._chunks_in, self._chunks = anyio.create_memory_object_stream[Any](math.inf)
+        self._follower = asyncio.get_running_loop().create_task(self._follow())
+
+    async def _follow(self) -> None:
+        try:
+            await self.api.get_session_command_logs_async(
+                self.session_id, self.command_id, lambda text: self._chunks_in.send_nowait(text.encode()),
+                lambda _text: None)
+            self.ended_cleanly = True
+            self._chunks_in.send_nowait(None)
+        except Exception as exc:  # noqa: BLE001 - given to the reader: the session is lost
+            self._chunks_in.send_nowait(exc)
+        finally:
+            self.finished.set()
+
+    async def _ended(self) -> bool:
+        """Whether the command has ended: its log stream ended cleanly, or the API reports its exit status."""
+        if self.ended_cleanly:
+            return True
+        try:
+            command = await self.api.get_session_command(self.session_id, self.command_id)
+        except Exception:  # noqa: BLE001 - unknown
+            return False
+        return getattr(command, "exit_code", None) is not None
+
+    async def _next_chunk(self) -> bytes | None:
+        item = await self._chunks.receive()
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    async def send(self, data: bytes) -> None:
+        """Send ``data`` (one JSON line: text) to the command's stdin.
+
+        Raises:
+            InfrastructureError: the command or its sandbox is gone, or the API failed.
+        """
+        if self.killed or self.finished.is_set():
+            raise InfrastructureError("daytona: the session process has ended")
+        try:
+            await self.api.send_session_command_input(self.session_id, self.command_id, data.decode())
+        except Exception as exc:  # noqa: BLE001 - input is not retried: it may have arrived
+            raise InfrastructureError(f"daytona: could not write to the session in sandbox {self.sandbox_id}: "
+                                      f"{describe(exc)}") from exc
+
+    async def kill(self, *, wait_s: float = 0.0) -> None:
+        """Wait ``wait_s`` seconds at most for the command to end (it was asked to), then delete its session, which
+        kills what is left of it. Idempotent.
+
+        Raises:
+            InfrastructureError: the command did not end by itself, or the session could not be deleted (the
+                sandbox should not be reused).
+        """
+        if self.killed:
+            return
+        self.killed = True
+        with anyio.CancelScope(shield=True):
+            ended = False
+            with anyio.move_on_after(wait_s):
+                while not ended:
+                    with anyio.move_on_after(0.25):
+                        if self.finished.is_set():  # the stream failed: ask the API
+                            await anyio.sleep(0.25)
+                        await self.finished.wait()
+                    ended = await self._ended()
+            self._follower.cancel()
+            await self.backend._delete_session(self.api, self.session_id)
+            if not ended:
+                raise InfrastructureError(f"daytona: the session process in sandbox {self.sandbox_id} did not end")

@@ -1202,7 +1202,36 @@ class _LocalProcess(SandboxProcess):
         del self.buffer[:end]
         return data
 
-    async def kill(self) -> None:
+    async def close_input(self) -> None:
+        """Close the process's stdin (it reads end of file). Idempotent."""
+        if self.in_w in self.fds:
+            self.fds.remove(self.in_w)
+            os.close(self.in_w)
+
+    async def wait(self) -> int | None:
+        """Wait for the end of the process and of everything it started; its exit status (``128 + N`` for signal
+        ``N``; None when it was killed at its timeout).
+
+        Raises:
+            InfrastructureError: the process is closed, or the sandbox could not start it.
+        """
+        status_r = self.fds[-1] if self.fds else None
+        if status_r is None:
+            raise InfrastructureError("local backend: the session process is closed")
+        data = b""
+        while True:
+            await anyio.wait_readable(status_r)
+            chunk = os.read(status_r, 4096)
+            if not chunk:
+                break
+            data += chunk
+        status = json.loads(data or b"{}")
+        if "error" in status or "timed_out" not in status:
+            raise InfrastructureError(f"local backend: {status.get('error', 'the process ended without a status')}")
+        return status["exit_code"]
+
+    async def kill(self, *, wait_s: float = 0.0) -> None:
+        """Ask the fork server to kill the process's PID namespace (at once: ``wait_s`` is not needed here)."""
         if not self.fds:
             return
         fds, self.fds = self.fds, []
