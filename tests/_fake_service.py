@@ -6,6 +6,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ class FakeService(abc.ABC):
         self.sandboxes: dict[str, dict[str, Any]] = {}
         self.created: list[str] = []
         self.deleted: list[str] = []
+        #: Interactive commands (interpreter sessions) running now: id -> their local process.
+        self.interactive: dict[str, Any] = {}
         self.url = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -67,6 +70,25 @@ class FakeService(abc.ABC):
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(60)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+    def call(self, coroutine: Any) -> Any:
+        """Run ``coroutine`` on the service's loop (from the test's thread) and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(60)
+
+    def break_sessions(self) -> int:
+        """Kill the process of every interactive command running now, as a sandbox that loses them would (out of
+        memory, a runner restart); the service itself stays up. Returns how many were killed."""
+        processes = list(self.interactive.values())
+
+        async def kill_all() -> None:
+            for process in processes:
+                await process.terminate()
+
+        self.call(kill_all())
+        deadline = time.monotonic() + 30
+        while any(p in self.interactive.values() for p in processes) and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the service has seen them end
+        return len(processes)
 
     @property
     def alive(self) -> list[str]:

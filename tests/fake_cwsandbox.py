@@ -189,6 +189,8 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
         process = await self._local.open_process(local, ["/bin/sh", "-c", self._local_command(local, init.command)],
                                                  timeout_s=3600)
         self.sessions_opened += 1
+        key = uuid.uuid4().hex
+        self.interactive[key] = process
 
         async def pump_stdin() -> None:
             async for message in request_iterator:
@@ -212,4 +214,5 @@ class FakeCWSandbox(FakeService, sandbox_pb2_grpc.SandboxServiceServicer):
                 exit_code=code if code is not None else 137))
         finally:
             feeder.cancel()
+            self.interactive.pop(key, None)
             await process.kill()

@@ -227,10 +227,10 @@ class FakeDaytona(FakeService):
                  "echo": not body.get("suppressInputEcho"), "changed": asyncio.Event()}
         entry["reader"] = asyncio.ensure_future(self._read_log(entry))
         session["commands"][command_id] = entry
+        self.interactive[command_id] = process
         return web.json_response({"cmdId": command_id}, status=202)
 
-    @staticmethod
-    async def _read_log(entry: dict) -> None:
+    async def _read_log(self, entry: dict) -> None:
         process = entry["process"]
         try:
             while True:
@@ -245,6 +245,8 @@ class FakeDaytona(FakeService):
             code = None
         entry["exit_code"] = 137 if code is None else code
         entry["changed"].set()
+        for key in [k for k, v in self.interactive.items() if v is process]:
+            del self.interactive[key]
 
     async def session_command(self, request: web.Request) -> web.Response:
         entry = self._command(request)

@@ -266,4 +266,4 @@ def test_code_environment_sessions_stream_through_the_api(service, caplog):
     from test_environment import check_remote_sessions
 
     check_remote_sessions(config, service, caplog)
-    assert service.sessions_opened == 4
+    assert service.sessions_opened == 5

@@ -389,7 +389,7 @@ def test_code_environment_sessions_run_through_the_session_api(service, caplog):
 
     check_remote_sessions(config, service, caplog)
     executions = service.bodies("POST", "/toolbox/process/session/exec")
-    assert len(executions) == 4 and all(e["runAsync"] and e["suppressInputEcho"] for e in executions)
+    assert len(executions) == 5 and all(e["runAsync"] and e["suppressInputEcho"] for e in executions)
     assert executions[0]["command"] == ("cd /tmp/trl-sandbox && timeout -k 2 3600 python3 "
                                       "/tmp/trl-sandbox/trl_sandbox_harness.py session")
     assert service.open_sessions == []

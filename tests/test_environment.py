@@ -330,6 +330,10 @@ def check_remote_sessions(config, service, caplog):
         assert "ééé" in out and "characters cut" in out and len(out) < 400
         assert "the session was restarted" in a.python("import os\nos._exit(0)")
         assert a.python("print('back')") == "back\n"
+        assert service.break_sessions() == 2  # the service loses both interpreters: not the model's fault...
+        lost = a.python("print('x')")
+        assert lost.startswith("[the interpreter ended (") and "the session was restarted" in lost
+        assert a.python("print('again')") == "again\n"  # ...and the next call gets a new session
         assert a.submit(RIGHT) == "Submitted. Visible tests: 1/1 passed."
         b.submit("print('NO')")
         assert [a.get_reward(), b.get_reward()] == [1.0, 0.5]
@@ -337,7 +341,7 @@ def check_remote_sessions(config, service, caplog):
         assert "NameError" in a.python("x")
         pool = a._bound.pool
         # not isolated (unprivileged): the sandboxes of the ended sessions were deleted, not reused
-        assert pool.stats.sessions_created == 4  # a, b, a's restart, a's second rollout
+        assert pool.stats.sessions_created == 5  # a, b, a's two restarts, a's second rollout
     assert service.alive == []
     warnings = [r.getMessage() for r in caplog.records if "cannot clean up after itself" in r.getMessage()]
     assert len(warnings) == 1 and "each CodeEnvironment rollout gets a new sandbox" in warnings[0]

@@ -1230,6 +1230,16 @@ class _LocalProcess(SandboxProcess):
             raise InfrastructureError(f"local backend: {status.get('error', 'the process ended without a status')}")
         return status["exit_code"]
 
+    async def terminate(self) -> None:
+        """Kill the process and everything it started, keeping our ends open: a reader then sees its output end and
+        :meth:`wait` its status (what a remote service sees when a sandbox loses a process)."""
+        if self.fds:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                try:
+                    await self.server._send(json.dumps({"cancel": self.exec_id}).encode())
+                except OSError:
+                    pass
+
     async def kill(self, *, wait_s: float = 0.0) -> None:
         """Ask the fork server to kill the process's PID namespace (at once: ``wait_s`` is not needed here)."""
         if not self.fds:
