@@ -300,7 +300,8 @@ class FakeDaytona(FakeService):
     async def _end_session(self, session_id: str) -> None:
         """Kill every command of the session (as the daemon does when it deletes one)."""
         session = self.sessions.pop(session_id)
-        for entry in session["commands"].values():
+        for command_id, entry in session["commands"].items():
+            self.interactive.pop(command_id, None)
             await entry["process"].kill()
             entry["reader"].cancel()
             if entry["exit_code"] is None:

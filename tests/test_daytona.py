@@ -393,3 +393,38 @@ def test_code_environment_sessions_run_through_the_session_api(service, caplog):
     assert executions[0]["command"] == ("cd /tmp/trl-sandbox && timeout -k 2 3600 python3 "
                                       "/tmp/trl-sandbox/trl_sandbox_harness.py session")
     assert service.open_sessions == []
+
+
+SESSION_SIGNAL_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    from trl_sandbox import CodeEnvironment, SandboxConfig
+    config = SandboxConfig(sandbox_backend="daytona", sandbox_pool_size=1,
+                           sandbox_backend_options={"use_deprecated_polling": True})
+    row = json.loads(sys.argv[1])
+    with CodeEnvironment.factory(config) as make_env:
+        envs = [make_env(), make_env()]
+        for env in envs:
+            env.reset(**row)
+            env.python("x = 1")
+        print("ready", flush=True)
+        time.sleep(120)  # mid-rollout: two sessions open
+""")
+
+
+def test_sigterm_mid_rollout_deletes_the_session_sandboxes(service):
+    """A trainer killed with SIGTERM while CodeEnvironment sessions run on Daytona: every sandbox is deleted, the
+    session sandboxes as the scoring one, and the signal still ends the process."""
+    from test_languages import ROW
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", SESSION_SIGNAL_SCRIPT, json.dumps(ROW)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        assert len(service.alive) == 3 and len(service.open_sessions) == 2
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGTERM, proc.stderr.read()
+    assert service.alive == [] and service.interactive == {}
