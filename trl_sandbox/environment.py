@@ -294,13 +294,12 @@ class CodeEnvironment:
         )
 
     def _release(self) -> None:
-        """End this rollout's session, if any (its sandbox is kept for the next session)."""
+        """End this rollout's session, if any, without waiting for it (TRL calls ``get_reward`` and ``reset`` of one
+        rollout after another; a remote session takes round trips to end): its sandbox goes back to the pool when it
+        has ended."""
         session, self._session = self._session, None
         if session is not None and session.alive and not session.scorer.pool.closed:
-            try:
-                session.scorer.pool.run(session.close, timeout_s=30.0)
-            except InfrastructureError:
-                pass
+            session.scorer.pool.run_soon(session.close)
 
     # -- tools -----------------------------------------------------------------------------------------------------
 

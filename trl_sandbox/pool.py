@@ -296,6 +296,23 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             future.cancel()
             raise
 
+    def run_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Start ``await fn(*args)`` on the pool's event loop and return at once (work whose result nobody waits for,
+        such as ending a session). Its error, if any, is logged; closing the pool cancels it. Nothing happens when
+        the pool is not started or is closed."""
+        portal = self._portal
+        if not self.started or portal is None:
+            return
+
+        def done(future: concurrent.futures.Future[Any]) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                logger.warning("trl-sandbox: background work on the pool failed: %s", future.exception())
+
+        try:
+            portal.start_task_soon(fn, *args).add_done_callback(done)
+        except RuntimeError:  # the loop is closing
+            pass
+
     # -- async internals (pool loop) -----------------------------------------------------------------------------
 
     async def _create_one(self) -> Sandbox:
