@@ -154,22 +154,56 @@ def describe(exc: BaseException) -> str:
 
 class StreamProcess(SandboxProcess):
     """A session process of a remote service whose API streams the process's stdout in chunks of text: subclasses
-    give :meth:`_next_chunk`, :meth:`send` and :meth:`kill`; this class cuts the chunks into lines. The session
-    protocol is ASCII JSON lines (see :func:`trl_sandbox._harness.session_main`), so a service that decodes each chunk
-    on its own loses nothing.
+    give :meth:`send`, :meth:`_next_chunk`, :meth:`_wait_end` and :meth:`_stop`; this class cuts the chunks into
+    lines and ends the process. The session protocol is ASCII JSON lines (see
+    :func:`trl_sandbox._harness.session_main`), so a service that decodes each chunk on its own loses nothing.
 
     Args:
         backend: The backend's name, for messages.
+        sandbox_id: The sandbox's id, for messages.
     """
 
-    def __init__(self, backend: str) -> None:
-        self.backend = backend
+    def __init__(self, backend: str, sandbox_id: str) -> None:
+        self.backend, self.sandbox_id = backend, sandbox_id
         self.buffer = bytearray()
         self.ended: str | None = None
+        self.killed = False
 
     async def _next_chunk(self) -> bytes | None:
         """The next chunk of stdout; None at its end. Raises what the SDK raises."""
         raise NotImplementedError
+
+    async def _wait_end(self) -> bool:
+        """Wait for the end of a process asked to end (it may never come: the caller bounds the wait); whether its
+        end was confirmed."""
+        raise NotImplementedError
+
+    async def _stop(self, ended: bool) -> None:
+        """Release what the process holds on the service; stop it there when it has not ended (``ended`` False).
+
+        Raises:
+            InfrastructureError: the service could not be reached.
+        """
+        raise NotImplementedError
+
+    async def kill(self, *, wait_s: float = 0.0) -> None:
+        """Wait ``wait_s`` seconds at most for the process to end by itself (:meth:`_wait_end`), then stop it
+        (:meth:`_stop`). Idempotent; see :meth:`SandboxProcess.kill`.
+
+        Raises:
+            InfrastructureError: the end could not be confirmed, or the service could not be reached (the sandbox
+                should not be reused).
+        """
+        if self.killed:
+            return
+        self.killed = True
+        with anyio.CancelScope(shield=True):
+            ended = False
+            with anyio.move_on_after(wait_s):
+                ended = await self._wait_end()
+            await self._stop(ended)
+        if not ended:
+            raise InfrastructureError(f"{self.backend}: the session process in sandbox {self.sandbox_id} did not end")
 
     async def receive_line(self, limit: int) -> bytes:
         """See :meth:`SandboxProcess.receive_line`.

@@ -383,9 +383,8 @@ class _CWSandboxProcess(StreamProcess):
     ``StreamReader[str]`` of decoded chunks)."""
 
     def __init__(self, process: Any, sandbox_id: str) -> None:
-        super().__init__("cwsandbox")
-        self.process, self.sandbox_id = process, sandbox_id
-        self.killed = False
+        super().__init__("cwsandbox", sandbox_id)
+        self.process = process
 
     async def _next_chunk(self) -> bytes | None:
         try:
@@ -408,26 +407,17 @@ class _CWSandboxProcess(StreamProcess):
             raise InfrastructureError(f"cwsandbox: the session process in sandbox {self.sandbox_id} is gone "
                                       f"({describe(exc)})") from exc
 
-    async def kill(self, *, wait_s: float = 0.0) -> None:
-        """Close stdin (the session then ends and cleans up) and wait ``wait_s`` seconds at most for the command's
-        end, then cancel the stream. Idempotent.
+    async def _wait_end(self) -> bool:
+        """Close stdin (the session then ends and cleans up) and wait for the command's exit status."""
+        try:
+            await self.process.stdin.close()
+            await self.process  # its exit status, whatever it is
+        except Exception:  # noqa: BLE001 - the stream failed: how the process ended is unknown
+            return False
+        return True
 
-        Raises:
-            InfrastructureError: the command did not end (the sandbox should not be reused).
-        """
-        if self.killed:
-            return
-        self.killed = True
-        with anyio.CancelScope(shield=True):
-            ended = False
-            with anyio.move_on_after(wait_s):
-                try:
-                    await self.process.stdin.close()
-                    await self.process  # its exit status, whatever it is
-                    ended = True
-                except Exception:  # noqa: BLE001 - the stream failed: how the process ended is unknown
-                    pass
-            self.process.stdout.close()
-            if not ended:
-                self.process.cancel()
-                raise InfrastructureError(f"cwsandbox: the session process in sandbox {self.sandbox_id} did not end")
+    async def _stop(self, ended: bool) -> None:
+        """Stop reading; cancel the stream of a command that has not ended."""
+        self.process.stdout.close()
+        if not ended:
+            self.process.cancel()

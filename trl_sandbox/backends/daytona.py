@@ -467,10 +467,9 @@ class _DaytonaProcess(StreamProcess):
     a task of the event loop follows into a queue, and which ends when the command ends."""
 
     def __init__(self, backend: DaytonaBackend, sandbox_id: str, api: Any, session_id: str, command_id: str) -> None:
-        super().__init__("daytona")
-        self.backend, self.sandbox_id, self.api = backend, sandbox_id, api
+        super().__init__("daytona", sandbox_id)
+        self.backend, self.api = backend, api
         self.session_id, self.command_id = session_id, command_id
-        self.killed = False
         self.ended_cleanly = False
         self.finished = anyio.Event()
         self._chunks_in, self._chunks = anyio.create_memory_object_stream[Any](math.inf)
@@ -518,27 +517,16 @@ class _DaytonaProcess(StreamProcess):
             raise InfrastructureError(f"daytona: could not write to the session in sandbox {self.sandbox_id}: "
                                       f"{describe(exc)}") from exc
 
-    async def kill(self, *, wait_s: float = 0.0) -> None:
-        """Wait ``wait_s`` seconds at most for the command to end (it was asked to), then delete its session, which
-        kills what is left of it. Idempotent.
+    async def _wait_end(self) -> bool:
+        """Wait until the log stream ends, or the API reports the command's exit status (polled every 0.25 s)."""
+        while not await self._ended():
+            with anyio.move_on_after(0.25):
+                if self.finished.is_set():  # the stream failed: only the API can tell
+                    await anyio.sleep(0.25)
+                await self.finished.wait()
+        return True
 
-        Raises:
-            InfrastructureError: the command did not end by itself, or the session could not be deleted (the
-                sandbox should not be reused).
-        """
-        if self.killed:
-            return
-        self.killed = True
-        with anyio.CancelScope(shield=True):
-            ended = False
-            with anyio.move_on_after(wait_s):
-                while not ended:
-                    with anyio.move_on_after(0.25):
-                        if self.finished.is_set():  # the stream failed: ask the API
-                            await anyio.sleep(0.25)
-                        await self.finished.wait()
-                    ended = await self._ended()
-            self._follower.cancel()
-            await self.backend._delete_session(self.api, self.session_id)
-            if not ended:
-                raise InfrastructureError(f"daytona: the session process in sandbox {self.sandbox_id} did not end")
+    async def _stop(self, ended: bool) -> None:
+        """Stop following the log; delete the session, which kills what is left of the command."""
+        self._follower.cancel()
+        await self.backend._delete_session(self.api, self.session_id)
