@@ -32,8 +32,16 @@ def launch(out: Path, root: Path, **env: str) -> subprocess.CompletedProcess:
         str(accelerate), "launch", "--config_file", str(CONFIG), "--main_process_port", str(_free_port()),
         str(SCRIPT), str(out), str(root),
     ]  # fmt: skip
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", **env}
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TMPDIR": _launch_tmp(out), **env}
     return subprocess.run(cmd, env=environment, capture_output=True, text=True, timeout=240)
+
+
+def _launch_tmp(base: Path) -> str:
+    """A temporary directory for a launch (``TMPDIR``) inside the test's own: torch's elastic agent makes a
+    ``torchelastic_*`` directory there per launch and leaves it."""
+    path = base / "tmp"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
 
 
 def records(out: Path, rank: int) -> list[dict]:
@@ -103,7 +111,7 @@ def test_two_processes_train_on_the_default_tasks(tmp_path, own_sandbox_root):
            "--num_generations", "2", "--per_device_train_batch_size", "4", "--sandbox_pool_size", "1",
            "--sandbox_backend_options", json.dumps({"root_dir": str(own_sandbox_root)}),
            "--output_dir", str(tmp_path / "run")]  # fmt: skip
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TMPDIR": _launch_tmp(tmp_path)}
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "2 steps in" in proc.stderr and "no training step ran" not in proc.stderr
