@@ -4,6 +4,7 @@ and codes differ) and how its API streams a process's output."""
 
 from __future__ import annotations
 
+import abc
 import fcntl
 import hashlib
 import os
@@ -169,22 +170,22 @@ class StreamProcess(SandboxProcess):
         self.ended: str | None = None
         self.killed = False
 
+    @abc.abstractmethod
     async def _next_chunk(self) -> bytes | None:
         """The next chunk of stdout; None at its end. Raises what the SDK raises."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     async def _wait_end(self) -> bool:
         """Wait for the end of a process asked to end (it may never come: the caller bounds the wait); whether its
         end was confirmed."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     async def _stop(self, ended: bool) -> None:
         """Release what the process holds on the service; stop it there when it has not ended (``ended`` False).
 
         Raises:
             InfrastructureError: the service could not be reached.
         """
-        raise NotImplementedError
 
     async def kill(self, *, wait_s: float = 0.0) -> None:
         """Wait ``wait_s`` seconds at most for the process to end by itself (:meth:`_wait_end`), then stop it
