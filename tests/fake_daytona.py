@@ -11,7 +11,7 @@ Every request is recorded (``requests``: method, path, JSON body); knobs simulat
 ``rate_limit_creates`` (that many 429 answers with ``Retry-After: 0`` first), ``fail_creates_after`` (creations beyond
 that count answer 403, as an exhausted quota does), ``fail_execs`` (that many 503 answers to executions),
 ``create_delay_s`` (the sandbox is made at once, the answer comes that much later: a client that gives up meanwhile
-has made a sandbox it does not know of).
+has made a sandbox it does not know of), ``latency_s`` (added before every answer, as a network's round trip).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from _fake_service import FakeService
 from aiohttp import web
 from daytona.common.process import STDOUT_PREFIX
 from daytona_api_client_async import models
+from daytona_toolbox_api_client_async import models as toolbox_models
 
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 
@@ -43,12 +44,20 @@ class FakeDaytona(FakeService):
         self.fail_creates_after: int | None = None
         self.fail_execs = 0
         self.create_delay_s = 0.0
+        #: Seconds added before every answer (a network's round trip).
+        self.latency_s = 0.0
         #: Sessions of the process API: id -> {"sandbox", "commands": {id -> command record}}.
         self.sessions: dict[str, dict[str, Any]] = {}
         self._runner: web.AppRunner | None = None
 
     async def _serve(self) -> None:
-        app = web.Application(client_max_size=64 << 20)
+        @web.middleware
+        async def latency(request: web.Request, handler: Any) -> web.StreamResponse:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            return await handler(request)
+
+        app = web.Application(client_max_size=64 << 20, middlewares=[latency])
         app.add_routes([
             web.post("/api/sandbox", self.create),
             web.get("/api/sandbox", self.list),
@@ -252,8 +261,8 @@ class FakeDaytona(FakeService):
         entry = self._command(request)
         if entry is None:
             return self._error(404, "command not found")
-        return web.json_response(models.Command(id=request.match_info["command"], command=entry["command"],
-                                                exit_code=entry["exit_code"]).to_dict())
+        return web.json_response(toolbox_models.Command(id=request.match_info["command"], command=entry["command"],
+                                                        exit_code=entry["exit_code"]).to_dict())
 
     async def session_logs(self, request: web.Request) -> web.StreamResponse:
         """The command's log as a websocket, from its start; with ``follow=true`` it follows until the command

@@ -54,7 +54,7 @@ def service(fake, monkeypatch):
     fake.requests.clear()
     fake.rate_limit_creates = fake.fail_execs = 0
     fake.fail_creates_after = None
-    fake.create_delay_s = 0.0
+    fake.create_delay_s = fake.latency_s = 0.0
     monkeypatch.setenv("DAYTONA_API_KEY", "test-key")
     monkeypatch.setenv("DAYTONA_API_URL", fake.url)
     monkeypatch.setenv("DAYTONA_TARGET", "us")

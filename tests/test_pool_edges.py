@@ -264,3 +264,37 @@ def test_the_package_has_no_import_cycle():
         if module not in state:
             visit(module, [])
 
+
+
+def test_closing_the_pool_waits_for_background_work_then_cancels_what_is_left():
+    """``run_soon`` work (a session ending, which still talks to the backend) ends before the pool deletes its
+    sandboxes and closes the backend; work past ``delete_timeout_s`` is cancelled rather than left running."""
+    backend = MockBackend(handler=answer)
+    closed_at = []
+    original_aclose = backend.aclose
+
+    async def aclose():
+        closed_at.append(time.monotonic())
+        await original_aclose()
+
+    backend.aclose = aclose
+    seen = {}
+
+    async def ending(name, seconds):
+        try:
+            await anyio.sleep(seconds)
+            seen[name] = (time.monotonic(), len(backend.live))  # the sandboxes are still there
+        except anyio.get_cancelled_exc_class():
+            seen[name] = "cancelled"
+            raise
+
+    pool = SandboxPool(backend, size=1, handle_signals=False, delete_timeout_s=1.0)
+    pool.start()
+    pool.run_soon(ending, "short", 0.3)
+    pool.run_soon(ending, "endless", 3600)
+    start = time.monotonic()
+    pool.close()
+    assert time.monotonic() - start < 10
+    finished, sandboxes = seen["short"]
+    assert sandboxes == 1 and finished < closed_at[0]
+    assert seen["endless"] == "cancelled" and backend.live == {}

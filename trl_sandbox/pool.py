@@ -132,6 +132,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self.max_sessions = max_sessions
         self._session_slots: anyio.Semaphore | None = None
         self._session_idle: list[Sandbox] = []
+        self._background: set[anyio.CancelScope] = set()  # the work of run_soon in progress
         if size is None:
             size = (os.cpu_count() or 1) if self.backend.name == "local" else 8
         if not isinstance(size, int) or size < 1:
@@ -298,18 +299,25 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
 
     def run_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         """Start ``await fn(*args)`` on the pool's event loop and return at once (work whose result nobody waits for,
-        such as ending a session). Its error, if any, is logged; closing the pool cancels it. Nothing happens when
-        the pool is not started or is closed."""
+        such as ending a session). Its error, if any, is logged. Closing the pool waits for it (at most
+        ``delete_timeout_s`` seconds, then cancels it) before it deletes the sandboxes and closes the backend.
+        Nothing happens when the pool is not started or is closed."""
         portal = self._portal
         if not self.started or portal is None:
             return
 
-        def done(future: concurrent.futures.Future[Any]) -> None:
-            if not future.cancelled() and future.exception() is not None:
-                logger.warning("trl-sandbox: background work on the pool failed: %s", future.exception())
+        async def job() -> None:
+            with anyio.CancelScope() as scope:
+                self._background.add(scope)
+                try:
+                    await fn(*args)
+                except Exception as exc:  # noqa: BLE001 - nobody waits for it: said, not raised
+                    logger.warning("trl-sandbox: background work on the pool failed: %s", exc)
+                finally:
+                    self._background.discard(scope)
 
         try:
-            portal.start_task_soon(fn, *args).add_done_callback(done)
+            portal.start_task_soon(job)
         except RuntimeError:  # the loop is closing
             pass
 
@@ -463,6 +471,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             if self._reaper_done is not None:
                 with anyio.move_on_after(self.delete_timeout_s):
                     await self._reaper_done.wait()
+            await self._finish_background()
             await self._delete_all()
             # Sandboxes the backend made while the pool was giving up on their creation.
             await self._sweep_labels({POOL_LABEL: self.pool_id})
@@ -472,6 +481,18 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                 if stream is not None:  # closed here: one left to the garbage collector warns at interpreter exit
                     stream.close()
             await self.backend.aclose()
+
+    async def _finish_background(self) -> None:
+        """Let the work of :meth:`run_soon` end (it may still use the backend): ``delete_timeout_s`` seconds at most,
+        then cancel what is left and give it a few seconds to unwind."""
+        with anyio.move_on_after(self.delete_timeout_s):
+            while self._background:
+                await anyio.sleep(0.02)
+        for scope in list(self._background):
+            scope.cancel()
+        with anyio.move_on_after(5.0):
+            while self._background:
+                await anyio.sleep(0.02)
 
     @asynccontextmanager
     async def lease(self, *, timeout_s: float) -> AsyncIterator[Lease]:
