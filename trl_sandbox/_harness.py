@@ -1751,6 +1751,31 @@ def _deny_processes():
         os._exit(70)
 
 
+def _private_home(prefix):
+    """A new directory of this sandbox's temporary directory for the code to work in, owned by ``nobody`` when this
+    process is root (the code then runs as ``nobody``, see :func:`_confine`)."""
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix=prefix)
+    if os.geteuid() == 0:
+        os.chown(home, NOBODY, NOBODY)
+    return home
+
+
+def _confine(home):
+    """In the process that will run the code (a remote sandbox's worker or session): no-new-privs, so that no setuid
+    program (``sudo``, ``su``) can give the code more privileges than it starts with; then, given a ``home``, work
+    there and, when root, become ``nobody``. Exits (70) when no-new-privs cannot be set."""
+    if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        os._exit(70)
+    if home is not None:
+        os.chdir(home)
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+
+
 def _spawn_worker(result_fd, out_r, out_w, home):
     """Fork the worker (``main``). Its stdout and stderr are ``out_w``, a pipe the judge reads: remote backends
     merge a command's stdout and stderr, so nothing the code prints may reach the result channel directly. When the
@@ -1770,15 +1795,7 @@ def _spawn_worker(result_fd, out_r, out_w, home):
             os.dup2(out_w, 1)
             os.dup2(out_w, 2)
             os.close(out_w)
-            # No setuid program (sudo, su) can give the code more privileges than it starts with.
-            if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-                os._exit(70)
-            if home is not None:
-                os.chdir(home)
-            if home is not None and os.geteuid() == 0:
-                os.setgroups([])
-                os.setresgid(NOBODY, NOBODY, NOBODY)
-                os.setresuid(NOBODY, NOBODY, NOBODY)
+            _confine(home)
             if os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1":
                 _deny_processes()
         except BaseException as exc:  # noqa: BLE001 - never run the code half set up
@@ -2729,11 +2746,7 @@ def main():
     if os.geteuid() == 0 or not os.access(".", os.W_OK):
         # A directory of the worker's own (removed at the end): a compiled program's files, or anything the code
         # writes, go there; as root, the worker runs as nobody in it.
-        import tempfile
-
-        home = tempfile.mkdtemp(prefix="trl-sandbox-worker-")
-        if os.geteuid() == 0:
-            os.chown(home, NOBODY, NOBODY)
+        home = _private_home("trl-sandbox-worker-")
         _WORKER_HOME[0] = home
     out_r, out_w = os.pipe()
     worker = _spawn_worker(result_fd, out_r, out_w, home)  # before the request is read
@@ -2963,24 +2976,15 @@ def _supervised_session():
     give its sandbox to another session. The supervisor holds stdout until it is done, so the host sees the command
     end only after the sweep."""
     import shutil
-    import tempfile
 
     root = os.geteuid() == 0
     if root:
         _sweep(NOBODY)
-    home = tempfile.mkdtemp(prefix="trl-sandbox-session-")
-    if root:
-        os.chown(home, NOBODY, NOBODY)
+    home = _private_home("trl-sandbox-session-")
     pid = os.fork()
     if pid == 0:
         try:
-            if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-                os._exit(70)
-            os.chdir(home)
-            if root:
-                os.setgroups([])
-                os.setresgid(NOBODY, NOBODY, NOBODY)
-                os.setresuid(NOBODY, NOBODY, NOBODY)
+            _confine(home)
             os.environ["HOME"] = os.environ["TMPDIR"] = home
             for name in list(os.environ):
                 if name.startswith("TRL_SANDBOX_"):

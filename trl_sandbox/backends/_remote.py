@@ -155,8 +155,8 @@ def describe(exc: BaseException) -> str:
 
 class StreamProcess(SandboxProcess):
     """A session process of a remote service whose API streams the process's stdout in chunks of text: subclasses
-    give :meth:`send`, :meth:`_next_chunk`, :meth:`_wait_end` and :meth:`_stop`; this class cuts the chunks into
-    lines and ends the process. The session protocol is ASCII JSON lines (see
+    give :meth:`send`, :meth:`_next_chunk`, :meth:`_wait_end` and :meth:`_stop`; :class:`SandboxProcess` cuts the
+    chunks into lines, and this class ends the process. The session protocol is ASCII JSON lines (see
     :func:`trl_sandbox._harness.session_main`), so a service that decodes each chunk on its own loses nothing.
 
     Args:
@@ -165,14 +165,9 @@ class StreamProcess(SandboxProcess):
     """
 
     def __init__(self, backend: str, sandbox_id: str) -> None:
-        self.backend, self.sandbox_id = backend, sandbox_id
-        self.buffer = bytearray()
-        self.ended: str | None = None
+        super().__init__(backend)
+        self.sandbox_id = sandbox_id
         self.killed = False
-
-    @abc.abstractmethod
-    async def _next_chunk(self) -> bytes | None:
-        """The next chunk of stdout; None at its end. Raises what the SDK raises."""
 
     @abc.abstractmethod
     async def _wait_end(self) -> bool:
@@ -205,32 +200,3 @@ class StreamProcess(SandboxProcess):
             await self._stop(ended)
         if not ended:
             raise InfrastructureError(f"{self.backend}: the session process in sandbox {self.sandbox_id} did not end")
-
-    async def receive_line(self, limit: int) -> bytes:
-        """See :meth:`SandboxProcess.receive_line`.
-
-        Raises:
-            InfrastructureError: the output ended, the service failed, or the line is longer than ``limit`` bytes.
-        """
-        while b"\n" not in self.buffer:
-            if len(self.buffer) > limit:
-                raise InfrastructureError(f"{self.backend}: the session process sent an overlong line")
-            if self.ended is not None:
-                raise InfrastructureError(f"{self.backend}: the session process {self.ended}")
-            try:
-                chunk = await self._next_chunk()
-            except (InfrastructureError, ConfigurationError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - any SDK error: the session is lost, not the code's fault
-                self.ended = f"is gone ({describe(exc)})"
-                raise InfrastructureError(f"{self.backend}: the session process {self.ended}") from exc
-            if chunk is None:
-                self.ended = "ended"
-                continue
-            self.buffer += chunk
-        end = self.buffer.index(b"\n") + 1
-        if end > limit + 1:
-            raise InfrastructureError(f"{self.backend}: the session process sent an overlong line")
-        line = bytes(self.buffer[:end])
-        del self.buffer[:end]
-        return line

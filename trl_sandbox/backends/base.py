@@ -65,7 +65,19 @@ class ExecResult:
 
 class SandboxProcess(abc.ABC):
     """A long-lived process in a sandbox, talked to through its stdin and stdout (see :meth:`Backend.open_process`):
-    the interpreter of a :class:`~trl_sandbox.environment.CodeEnvironment` session. Its stderr is discarded."""
+    the interpreter of a :class:`~trl_sandbox.environment.CodeEnvironment` session. Its stderr is discarded.
+    Implementations give :meth:`send`, :meth:`kill` and :meth:`_next_chunk` (how their transport delivers stdout);
+    this class cuts that output into lines.
+
+    Args:
+        backend: The backend's name, for messages.
+    """
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.buffer = bytearray()
+        #: Why the output ended (``"ended"``, ``"is gone (...)"``), once it has.
+        self.ended: str | None = None
 
     @abc.abstractmethod
     async def send(self, data: bytes) -> None:
@@ -76,13 +88,38 @@ class SandboxProcess(abc.ABC):
         """
 
     @abc.abstractmethod
+    async def _next_chunk(self) -> bytes | None:
+        """The next piece of stdout as it arrives; None at its end. May raise what the transport raises."""
+
     async def receive_line(self, limit: int) -> bytes:
         """Read the next line of the process's stdout, its newline included (wrap in a deadline: it waits for it).
 
         Raises:
-            InfrastructureError: the process ended (end of file), its sandbox is gone, or the line is longer than
-                ``limit`` bytes.
+            InfrastructureError: the process ended (end of file), its sandbox is gone or the transport failed, or the
+                line is longer than ``limit`` bytes.
         """
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > limit:
+                raise InfrastructureError(f"{self.backend}: the session process sent an overlong line")
+            if self.ended is not None:
+                raise InfrastructureError(f"{self.backend}: the session process {self.ended}")
+            try:
+                chunk = await self._next_chunk()
+            except InfrastructureError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any transport error: the session is lost, not the code's fault
+                self.ended = f"is gone ({type(exc).__name__}: {exc})"[:500]
+                raise InfrastructureError(f"{self.backend}: the session process {self.ended}") from exc
+            if chunk is None:
+                self.ended = "ended"
+            else:
+                self.buffer += chunk
+        end = self.buffer.index(b"\n") + 1
+        if end > limit + 1:
+            raise InfrastructureError(f"{self.backend}: the session process sent an overlong line")
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end]
+        return line
 
     @abc.abstractmethod
     async def kill(self, *, wait_s: float = 0.0) -> None:

@@ -1164,10 +1164,10 @@ class _LocalProcess(SandboxProcess):
     namespace and empties its slot)."""
 
     def __init__(self, server: _ForkServer, exec_id: int, in_w: int, out_r: int, status_r: int) -> None:
+        super().__init__("local backend")
         self.server, self.exec_id = server, exec_id
         self.fds = [in_w, out_r, status_r]
-        self.in_w, self.out_r = in_w, out_r
-        self.buffer = bytearray()
+        self.in_w, self.out_r, self.status_r = in_w, out_r, status_r
 
     async def send(self, data: bytes) -> None:
         if not self.fds:
@@ -1179,28 +1179,15 @@ class _LocalProcess(SandboxProcess):
         except OSError as exc:
             raise InfrastructureError(f"local backend: the session process is gone ({exc})") from exc
 
-    async def receive_line(self, limit: int) -> bytes:
-        while b"\n" not in self.buffer:
-            if len(self.buffer) > limit:
-                raise InfrastructureError("local backend: the session process sent an overlong line")
-            if not self.fds:
-                raise InfrastructureError("local backend: the session process is closed")
+    async def _next_chunk(self) -> bytes | None:
+        if not self.fds:
+            raise InfrastructureError("local backend: the session process is closed")
+        while True:
             await anyio.wait_readable(self.out_r)
             try:
-                chunk = os.read(self.out_r, 1 << 16)
+                return os.read(self.out_r, 1 << 16) or None
             except BlockingIOError:
                 continue
-            except OSError as exc:
-                raise InfrastructureError(f"local backend: the session process is gone ({exc})") from exc
-            if not chunk:
-                raise InfrastructureError("local backend: the session process ended")
-            self.buffer += chunk
-        end = self.buffer.index(b"\n") + 1
-        if end > limit + 1:
-            raise InfrastructureError("local backend: the session process sent an overlong line")
-        data = bytes(self.buffer[:end])
-        del self.buffer[:end]
-        return data
 
     async def close_input(self) -> None:
         """Close the process's stdin (it reads end of file). Idempotent."""
@@ -1215,13 +1202,12 @@ class _LocalProcess(SandboxProcess):
         Raises:
             InfrastructureError: the process is closed, or the sandbox could not start it.
         """
-        status_r = self.fds[-1] if self.fds else None
-        if status_r is None:
+        if self.status_r not in self.fds:
             raise InfrastructureError("local backend: the session process is closed")
         data = b""
         while True:
-            await anyio.wait_readable(status_r)
-            chunk = os.read(status_r, 4096)
+            await anyio.wait_readable(self.status_r)
+            chunk = os.read(self.status_r, 4096)
             if not chunk:
                 break
             data += chunk
@@ -1241,15 +1227,12 @@ class _LocalProcess(SandboxProcess):
                     pass
 
     async def kill(self, *, wait_s: float = 0.0) -> None:
-        """Ask the fork server to kill the process's PID namespace (at once: ``wait_s`` is not needed here)."""
+        """Ask the fork server to kill the process's PID namespace (at once: ``wait_s`` is not needed here), and
+        close our descriptors."""
         if not self.fds:
             return
+        await self.terminate()
         fds, self.fds = self.fds, []
-        with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-            try:
-                await self.server._send(json.dumps({"cancel": self.exec_id}).encode())
-            except OSError:
-                pass
         for fd in fds:
             os.close(fd)
 
