@@ -1,6 +1,6 @@
 """What the remote backends (``daytona``, ``cwsandbox``) share: pacing of creations, the retry loop of API calls,
-and the line reader of session processes. Each backend only says which errors are worth retrying (its SDK's classes
-and codes differ) and how its API streams a process's output."""
+and how a session process ends (:class:`StreamProcess`). Each backend only says which errors are worth retrying (its
+SDK's classes and codes differ) and how its API streams a process's output."""
 
 from __future__ import annotations
 

@@ -363,14 +363,13 @@ class DaytonaBackend(Backend):
         return _DaytonaProcess(self, sandbox.id, api, session_id, response.cmd_id)
 
     async def _delete_session(self, api: Any, session_id: str) -> None:
-        async def attempt() -> None:
-            try:
-                await api.delete_session(session_id)
-            except Exception as exc:  # noqa: BLE001
-                if _status(exc) != 404:
-                    raise
+        """Delete a session of the process API (already gone is fine), which kills its commands.
 
-        await self._retrying(f"delete session {session_id}", attempt, self.request_timeout_s)
+        Raises:
+            InfrastructureError: the API could not be reached after the retries.
+        """
+        await self._retrying(f"delete session {session_id}", lambda: _gone_is_fine(api.delete_session(session_id)),
+                             self.request_timeout_s)
 
     async def delete(self, sandbox: Sandbox) -> None:
         """Delete ``sandbox`` (already gone is fine).
@@ -378,15 +377,8 @@ class DaytonaBackend(Backend):
         Raises:
             InfrastructureError: the API could not be reached after the retries.
         """
-
-        async def attempt() -> None:
-            try:
-                await sandbox.data.delete()
-            except Exception as exc:  # noqa: BLE001
-                if _status(exc) != 404:
-                    raise
-
-        await self._retrying(f"delete sandbox {sandbox.id}", attempt, self.request_timeout_s)
+        await self._retrying(f"delete sandbox {sandbox.id}", lambda: _gone_is_fine(sandbox.data.delete()),
+                             self.request_timeout_s)
 
     async def list(self, labels: Mapping[str, str]) -> list[Sandbox]:
         """The account's sandboxes whose labels include ``labels`` (the server filters; pages are followed).
@@ -423,6 +415,15 @@ class DaytonaBackend(Backend):
         """
         return await retrying(call, what=what, backend="daytona", deadline_s=deadline_s,
                               max_retries=self.max_retries, classify=self._classify, stats=self.stats)
+
+
+async def _gone_is_fine(call: Awaitable[Any]) -> None:
+    """``await call``, a deletion: a 404 (already gone) is success."""
+    try:
+        await call
+    except Exception as exc:  # noqa: BLE001 - the others are the caller's to classify
+        if _status(exc) != 404:
+            raise
 
 
 def _status(exc: BaseException) -> int | None:
