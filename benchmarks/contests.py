@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import median, table  # noqa: E402
 
 from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
-from trl_sandbox._harness import same_output  # noqa: E402
+from trl_sandbox.harness.compare import same_output  # noqa: E402
 
 # Each task: n numbers; print their sum, the maximum and the mean (a float) of the numbers.
 PROGRAM = (

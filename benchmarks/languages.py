@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import median, table  # noqa: E402
 
 from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
-from trl_sandbox._harness import same_output  # noqa: E402
+from trl_sandbox.harness.compare import same_output  # noqa: E402
 from trl_sandbox.languages import LANGUAGES, build_spec  # noqa: E402
 
 # Each program: read n numbers, print their sum plus a constant k (0 for every program: k only makes sources differ).

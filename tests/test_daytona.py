@@ -29,6 +29,7 @@ from daytona_toolbox_api_client_async.exceptions import ApiException  # noqa: E4
 from trl_sandbox import ConfigurationError, InfrastructureError, SandboxConfig, Scorer, Task, load_tasks  # noqa: E402
 from trl_sandbox.backends.base import Sandbox  # noqa: E402
 from trl_sandbox.backends.daytona import DaytonaBackend  # noqa: E402
+from trl_sandbox.harness.archive import HARNESS_NAME  # noqa: E402
 from trl_sandbox.errors import SandboxCreationError  # noqa: E402
 from trl_sandbox.lifecycle import CREATED_FORMAT, orphan_reason, parse_age  # noqa: E402
 from trl_sandbox.pool import default_labels  # noqa: E402
@@ -391,7 +392,7 @@ def test_code_environment_sessions_run_through_the_session_api(service, caplog):
     executions = service.bodies("POST", "/toolbox/process/session/exec")
     assert len(executions) == 5 and all(e["runAsync"] and e["suppressInputEcho"] for e in executions)
     assert executions[0]["command"] == ("cd /tmp/trl-sandbox && timeout -k 2 3600 python3 "
-                                      "/tmp/trl-sandbox/trl_sandbox_harness.py session")
+                                      f"/tmp/trl-sandbox/{HARNESS_NAME} session")
     assert service.open_sessions == []
 
 

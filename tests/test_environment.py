@@ -429,7 +429,7 @@ def test_a_remote_session_as_root_runs_as_nobody_and_leaves_nothing_for_the_next
     import shutil
     import subprocess
 
-    from trl_sandbox import _harness
+    from trl_sandbox.harness.archive import HARNESS_FILES, HARNESS_NAME
 
     skip = pytest.fail if os.environ.get("CI") == "true" else pytest.skip  # CI runs this suite as root: never skip
     if os.geteuid() != 0 or shutil.which("unshare") is None:
@@ -449,10 +449,12 @@ def test_a_remote_session_as_root_runs_as_nobody_and_leaves_nothing_for_the_next
         skip("no Python interpreter here that nobody may run")
     driver = tmp_path / "driver.py"
     driver.write_text(ROOT_SESSIONS)
+    harness = tmp_path / HARNESS_NAME
+    harness.write_bytes(HARNESS_FILES[HARNESS_NAME])
     script = ("set -e; mount --make-rprivate /; mount -t tmpfs tmpfs /mnt; mkdir -m 755 /mnt/work; "
-              f"cp {_harness.__file__} /mnt/work/trl_sandbox_harness.py; cp {driver} /mnt/driver.py; "
+              f"cp {harness} /mnt/work/{HARNESS_NAME}; cp {driver} /mnt/driver.py; "
               "for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d; done; "
-              f"exec env TMPDIR=/tmp {python} /mnt/driver.py /mnt/work/trl_sandbox_harness.py")
+              f"exec env TMPDIR=/tmp {python} /mnt/driver.py /mnt/work/{HARNESS_NAME}")
     proc = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sh", "-c", script],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 from trl_sandbox import CodeReward, SandboxConfig, Scorer, Task, TaskFormatError
-from trl_sandbox._harness import same_output
+from trl_sandbox.harness.compare import same_output
 from trl_sandbox.formats import detect_format, parse_compare
 
 

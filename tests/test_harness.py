@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from trl_sandbox import Task
-from trl_sandbox._harness import STDIN_PREFIX
+from trl_sandbox.harness.archive import HARNESS_FILES, HARNESS_NAME
+from trl_sandbox.harness.base import STDIN_PREFIX
 
-HARNESS = Path(__file__).resolve().parent.parent / "trl_sandbox" / "_harness.py"
 TASK = Task.from_row({"task_id": "sq", "test_list": ["assert f(3) == 9", "assert f(4) == 16"]})
 FORGER = (
     "import os, sys\n"
@@ -27,8 +27,10 @@ def run_merged(tmp_path, code):
     request = TASK.request(code, test_timeout_s=5.0, output_limit=1 << 16)
     path = tmp_path / f"{STDIN_PREFIX}1"
     path.write_text(json.dumps(request))
+    harness = tmp_path / HARNESS_NAME
+    harness.write_bytes(HARNESS_FILES[HARNESS_NAME])
     with open(path, "rb") as stdin:
-        proc = subprocess.run([sys.executable, str(HARNESS)], stdin=stdin, stdout=subprocess.PIPE,
+        proc = subprocess.run([sys.executable, str(harness)], stdin=stdin, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=60, cwd=tmp_path)
     return proc, path
 

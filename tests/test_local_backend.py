@@ -186,7 +186,7 @@ def test_each_execution_starts_from_its_own_random_seed(backend):
     before each fork, as a fresh interpreter would be seeded."""
     import json
 
-    from trl_sandbox.tasks import HARNESS_FILES, HARNESS_NAME
+    from trl_sandbox.harness.archive import HARNESS_FILES, HARNESS_NAME
 
     request = {"mode": "stdio", "program": "import random, sys\nprint(random.random(), file=sys.stderr)\n",
                "tests": [""], "expected": [""], "test_timeout_s": 5.0, "output_limit": 1000}

@@ -4,6 +4,7 @@ import anyio
 import pytest
 
 from trl_sandbox import InfrastructureError, SandboxCreationError, SandboxPool, Scorer, Task
+from trl_sandbox.harness.archive import HARNESS_NAME
 from trl_sandbox.testing import MockBackend, harness_reply
 
 TASK = Task.from_row({"task_id": "m", "test_list": ["assert f() == 1", "assert f() == 1"]})
@@ -29,7 +30,7 @@ def test_pool_creates_concurrently_and_deletes_everything():
     backend = CountingBackend(create_latency_s=0.05)
     with SandboxPool(backend, size=8, labels={"run": "x"}) as pool:
         assert len(backend.live) == 8 and backend.max_in_flight == 8
-        assert all(s.data["trl_sandbox_harness.py"] for s in backend.live.values())  # harness installed
+        assert all(s.data[HARNESS_NAME] for s in backend.live.values())  # harness installed
         assert {s.labels["run"] for s in backend.live.values()} == {"x"}
     assert backend.live == {} and len(backend.deleted) == 8
     pool.close()  # idempotent

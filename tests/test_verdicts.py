@@ -168,14 +168,15 @@ def test_the_programs_code_never_decides_a_comparison(scorer, program):
 
 def test_the_judge_never_receives_a_builtin_function_by_name():
     """Builtin types cross by name; builtin functions (``eval`` above all) stay where they are, as remote objects."""
-    from trl_sandbox import _harness
+    from trl_sandbox.harness.values import decode, encode
+    from trl_sandbox.harness.worker import WorkerPeer
 
-    assert _harness.decode(["B", "int"]) is int
+    assert decode(["B", "int"]) is int
     with pytest.raises(ValueError):
-        _harness.decode(["B", "eval"])
+        decode(["B", "eval"])
     r, w = os.pipe()
     try:
-        assert _harness.encode(eval, _harness._WorkerPeer(w, r))[0] == "R"
+        assert encode(eval, WorkerPeer(w, r))[0] == "R"
     finally:
         os.close(r)
         os.close(w)
@@ -341,17 +342,18 @@ def test_reward_values_are_checked():
 def test_unchanged_arguments_are_not_sent_back():
     """A call answers with its value only; an argument travels back only when the call changed it (before, every
     argument of every call was echoed: ``len`` of a 10**6-element list took 4.6 s)."""
-    from trl_sandbox import _harness
+    from trl_sandbox.harness.values import encode
+    from trl_sandbox.harness.worker import WorkerPeer
 
     r, w = os.pipe()
     try:
-        peer = _harness._WorkerPeer(w, r)
+        peer = WorkerPeer(w, r)
         length, sort = peer.lend(len), peer.lend(list.sort)
-        big = _harness.encode(list(range(10 ** 6)))
+        big = encode(list(range(10 ** 6)))
         assert big[0] == "li"  # plain lists of ints travel as one JSON array
         reply = peer.serve({"q": "call", "h": length, "args": [big]})
         assert reply == {"a": ["i", 10 ** 6]}
-        reply = peer.serve({"q": "call", "h": sort, "args": [_harness.encode([3, 1, 2])]})
+        reply = peer.serve({"q": "call", "h": sort, "args": [encode([3, 1, 2])]})
         assert reply["m"] == [[0, ["li", [1, 2, 3]]]] or reply["m"] == [[0, ["l", [["i", 1], ["i", 2], ["i", 3]]]]]
     finally:
         os.close(r)

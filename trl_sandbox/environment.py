@@ -34,8 +34,9 @@ import anyio
 
 from .config import SandboxConfig
 from .errors import InfrastructureError, TaskFormatError
+from .harness.archive import HARNESS_NAME
 from .scoring import Scorer, ScoreResult, active_scorer, set_active_scorer
-from .tasks import HARNESS_NAME, Task
+from .tasks import Task
 
 __all__ = ["CodeEnvironment", "ToolStats", "environment_metrics", "rewards_of"]
 
@@ -76,8 +77,8 @@ class ToolStats:
 
 
 class _Session:
-    """One rollout's interpreter: a ``harness.py session`` process in a sandbox of its own (see
-    :func:`trl_sandbox._harness.session_main`)."""
+    """One rollout's interpreter: a ``harness.pyz session`` process in a sandbox of its own (see
+    :func:`trl_sandbox.harness.session.session_main`)."""
 
     def __init__(self, scorer: Scorer, sandbox: Any, process: Any, isolated: bool) -> None:
         self.scorer, self.sandbox, self.process = scorer, sandbox, process

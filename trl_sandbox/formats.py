@@ -2,7 +2,7 @@
 
 Each reader takes one row exactly as the dataset publishes it (``datasets.load_dataset(...)[i]``, or a line of its
 JSONL/Parquet files) and returns the fields :class:`trl_sandbox.tasks.Task` is built from. The rules each dataset's
-official harness applies are kept: its comparison of outputs (the judge, see :func:`trl_sandbox._harness.same_output`),
+official harness applies are kept: its comparison of outputs (the judge, see :func:`trl_sandbox.harness.compare.same_output`),
 its call convention, its import prelude and its limits.
 
 ================ ============================================ =================================================
@@ -62,7 +62,7 @@ from .errors import TaskFormatError
 __all__ = ["DATASET_FORMATS", "DEFAULT_JUDGES", "detect_format", "limit_bytes", "limit_seconds", "parse_compare",
            "read_row"]
 
-#: The judge each format's official harness applies to stdout (see :func:`trl_sandbox._harness.same_output`).
+#: The judge each format's official harness applies to stdout (see :func:`trl_sandbox.harness.compare.same_output`).
 DEFAULT_JUDGES: dict[str, dict[str, Any]] = {
     "stdio": {"mode": "lines"},
     "apps": {"mode": "float", "tolerance": 1e-5},

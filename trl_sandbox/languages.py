@@ -1,7 +1,7 @@
 """Programming languages of completions: how each is compiled and run in a sandbox, and how a completion's language
 is chosen.
 
-Python is the default and runs in the harness's own worker (see :mod:`trl_sandbox._harness`). The other languages
+Python is the default and runs in the harness's own worker (see :mod:`trl_sandbox.harness`). The other languages
 run stdin/stdout tasks: the harness's worker writes the source into its scratch directory, runs the compiler there
 (with every isolation layer the sandbox has: compilers are untrusted input's first reader), then runs the program
 once per test. The command lines follow what contest judges use:

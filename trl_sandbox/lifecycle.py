@@ -31,6 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .backends._host import process_alive
+
 if TYPE_CHECKING:  # pragma: no cover
     from .backends import Backend, Sandbox
 
@@ -162,17 +164,6 @@ def _created_at(labels: dict[str, str]) -> float | None:
         return calendar.timegm(time.strptime(labels["trl-sandbox-created"], CREATED_FORMAT))
     except (KeyError, ValueError):
         return None
-
-
-def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` of this host exists (someone else's process counts as alive)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 def orphan_reason(labels: dict[str, str], *, run_id: str | None = None, older_than_s: float | None = None,

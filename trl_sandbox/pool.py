@@ -32,7 +32,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from . import lifecycle
 from .backends import Backend, Sandbox, get_backend
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
-from .tasks import HARNESS_FILES
+from .harness.archive import HARNESS_FILES
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

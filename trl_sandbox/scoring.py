@@ -22,7 +22,7 @@ status             reward                                meaning
 ``invalid_task``   None                                  the task record is malformed or its reference fails
 ``cancelled``      None                                  still running (or waiting) at the batch deadline
 ``unserializable`` None                                  a value the tests compare could not cross between the
-                                                         program and the tests (see ``trl_sandbox._harness``)
+                                                         program and the tests (see ``trl_sandbox.harness``)
 ================== ===================================== ==========================================================
 
 None statuses are not the model's doing: TRL leaves those completions out of the advantage.
@@ -48,9 +48,10 @@ import anyio
 from .backends.base import ExecResult
 from .config import UNSCORED_STATUSES, reward_table
 from .errors import InfrastructureError, TaskFormatError
-from .pool import SandboxPool, rounds
+from .harness.archive import HARNESS_NAME
 from .languages import LANGUAGES, completion_language, language_named
-from .tasks import HARNESS_NAME, Task, Verdict, completion_text, find_banned_pattern
+from .pool import SandboxPool, rounds
+from .tasks import Task, Verdict, completion_text, find_banned_pattern
 
 logger = logging.getLogger(__name__)
 
@@ -493,7 +494,7 @@ class _Timing:
 
 
 def _output_tail(result: ExecResult) -> str:
-    """The end of what the program printed: ``python harness.py`` (remote backends) sends it as the judge's JSON
+    """The end of what the program printed: ``python harness.pyz`` (remote backends) sends it as the judge's JSON
     ``{"output"}`` record, which printed text cannot forge; the local backend returns it as ``stderr``."""
     text = None
     for line in reversed(result.stdout.splitlines()):

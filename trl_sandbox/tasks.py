@@ -59,8 +59,6 @@ from .languages import LANGUAGES, build_spec, row_language
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "HARNESS_FILES",
-    "HARNESS_NAME",
     "Task",
     "Verdict",
     "chat_rows",
@@ -70,15 +68,6 @@ __all__ = [
     "problem_prompt",
     "task_id_of",
 ]
-
-#: File name of the test harness inside each sandbox (written by the pool at creation).
-HARNESS_NAME = "trl_sandbox_harness.py"
-#: Files every sandbox gets at creation: the harness (``trl_sandbox/_harness.py``) and the seccomp filter builder it
-#: uses when the backend asks it to forbid process creation (``TRL_SANDBOX_DENY_PROCESSES=1``), as bytes.
-HARNESS_FILES = {
-    HARNESS_NAME: (Path(__file__).parent / "_harness.py").read_bytes(),
-    "trl_sandbox_seccomp.py": (Path(__file__).parent / "backends" / "_seccomp.py").read_bytes(),
-}
 
 #: trl-sandbox's own row formats; the public datasets' formats are :data:`trl_sandbox.formats.DATASET_FORMATS`.
 FORMATS = ("humaneval", "mbpp", "call", "stdio")
@@ -580,7 +569,7 @@ class Task:
         dataset: The public dataset format the row was read as (``apps``, ``livecodebench``...), else ``""``.
         header: Import prelude run before the program (LiveCodeBench's and APPS's harnesses add one).
         rule: ``function`` tasks: how a return value is compared (``apps`` | ``lcb``, see
-            ``trl_sandbox._harness._same_call_output``).
+            ``trl_sandbox.harness.compare.same_call_output``).
         compare: The row's own stdout judge (its ``compare`` field), else None.
         default_compare: The stdout judge of the dataset's official harness.
         time_limit_s: The row's time limit per test (seconds), else None.

@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 
-from ._harness import decode, encode, same_stdout, same_value
 from .backends.base import ExecResult
 from .backends.mock import ExecRequest, MockBackend, install, uninstall
-from .tasks import HARNESS_FILES, HARNESS_NAME
+from .harness.archive import HARNESS_FILES, HARNESS_NAME
+from .harness.compare import same_stdout, same_value
+from .harness.values import decode, encode
 
 __all__ = ["ExecRequest", "MockBackend", "harness_reply", "mock_sandbox_backend", "run_unsandboxed"]
 

@@ -17,15 +17,15 @@ Processes of a sandbox (all in its namespaces and cgroups):
   abstract unix sockets scoped) and seccomp (the deny-list, plus ``unshare``/``setns`` of PID namespaces only),
   with no-new-privs. Everything it forks inherits those;
 - the judge server (forked once at start; the sandbox uid, no capabilities): runs
-  :func:`trl_sandbox._harness.serve` on the host's judge socket. It never runs model code;
+  :func:`trl_sandbox.harness.server.serve` on the host's judge socket. It never runs model code;
 - per completion, a worker (forked on the judge's request, from this server, which never held a request or a
   test): PID 1 of a new PID namespace (when it is killed, everything it started dies before the judge sees it
   gone), in its own session, in a nested Landlock domain that scopes its signals and abstract sockets to itself,
   in a fresh, emptied slot as its only writable directory and home, with its CPU-time limit, the sandbox uid and
   no capabilities. The judge holds its pidfd to kill it;
 - per generic execution (``exec`` of any other command, e.g. the health check): the same, then ``execve``;
-- per interpreter session (``{"session": true}``, see :func:`trl_sandbox._harness.session_main`): the same, then the
-  harness's session loop in that fork, without ``execve``.
+- per interpreter session (``{"session": true}``, see :func:`trl_sandbox.harness.session.session_main`): the same,
+  then the harness's session loop in that fork, without ``execve``.
 
 System V IPC and POSIX message queues (objects that would outlive an execution in the sandbox's IPC namespace) are
 denied by seccomp.
@@ -45,6 +45,7 @@ pipe, reply pipe, output pipe); the answer is ``{"pid"}`` with the worker's pidf
 
 import ctypes
 import gc
+import importlib
 import importlib.util
 import json
 import os
@@ -55,7 +56,9 @@ import select
 import signal
 import socket
 import stat
+import sys
 import time
+import types
 
 import _landlock
 import _seccomp
@@ -117,6 +120,20 @@ def _empty(path):
             pass
 
 
+def _import_harness(path):
+    """The harness package from its directory ``path`` (``trl_sandbox/harness``), under the name it has in the
+    archive the sandboxes get, with every module the server uses loaded now: Landlock closes ``path`` to this process
+    once it is restricted. Returns a namespace of those modules (``server``, ``session``, ``processes``, ``worker``)."""
+    name = "trl_sandbox_harness"
+    spec = importlib.util.spec_from_file_location(name, os.path.join(path, "__init__.py"),
+                                                  submodule_search_locations=[path])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    modules = {m: importlib.import_module("%s.%s" % (name, m)) for m in ("server", "session", "processes", "worker")}
+    return types.SimpleNamespace(**modules)
+
+
 def _raw_fork():
     """``fork(2)`` from libc, called with the GIL held (``ctypes.PyDLL``), or ``os.fork`` where unavailable.
 
@@ -146,9 +163,7 @@ class Server:
         self.ctrl = socket.socket(fileno=cfg["control_fd"])
         self.fork = _raw_fork()
         self.host_judge_fd = cfg["judge_fd"]
-        spec = importlib.util.spec_from_file_location("trl_sandbox_harness", cfg["harness_path"])
-        self.harness = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(self.harness)
+        self.harness = _import_harness(cfg["harness_path"])
         for name in PRELOAD:
             try:
                 __import__(name)
@@ -277,7 +292,7 @@ class Server:
             if judge_path:  # where the judge imports pytest from (pytest-file tasks)
                 os.environ["TRL_SANDBOX_JUDGE_PATH"] = judge_path
             spawn = _Spawner(judge_end, self.harness)
-            self.harness.serve(self.host_judge_fd, spawn)
+            self.harness.server.serve(self.host_judge_fd, spawn)
         except BaseException as exc:  # noqa: BLE001
             try:
                 os.write(2, ("trl-sandbox judge server: %s: %s\n" % (type(exc).__name__, exc)).encode())
@@ -410,7 +425,7 @@ class Server:
         if pid == 0:
             try:
                 self._child_common((self.devnull, out_w, out_w), {cmd_r, reply_w}, float(msg.get("cpu_s", 30)), slot)
-                self.harness._worker(cmd_r, reply_w)
+                self.harness.worker.run_worker(cmd_r, reply_w)
             finally:
                 os._exit(0)
         for fd in fds:
@@ -443,7 +458,7 @@ class Server:
                     # pre-started interpreter, as a worker is, instead of a fresh interpreter (tens of ms of CPU).
                     os.environ["HOME"] = os.environ["TMPDIR"] = slot
                     os.close(setup_w)  # closed means started
-                    self.harness.session_main()
+                    self.harness.session.session_main()
                     os._exit(0)
                 for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python; execve would keep them ignored
                     signal.signal(sig, signal.SIG_DFL)
@@ -540,7 +555,7 @@ class _Spawner:
         except OSError as exc:
             for fd in (cmd_w, reply_r, out_r):
                 os.close(fd)
-            raise h.SpawnError("the fork server is gone: %s" % exc)
+            raise h.server.SpawnError("the fork server is gone: %s" % exc)
         finally:
             for fd in (cmd_r, reply_w, out_w):
                 os.close(fd)
@@ -551,8 +566,9 @@ class _Spawner:
         if "error" in msg or len(fds) != 1:
             for fd in (cmd_w, reply_r, out_r, *fds):
                 os.close(fd)
-            raise h.SpawnError(msg.get("error", "no pidfd"))
-        return h._Worker(msg["pid"], cmd_w, reply_r, pidfd=fds[0], output=h._Output(out_r, output_limit))
+            raise h.server.SpawnError(msg.get("error", "no pidfd"))
+        output = h.processes.WorkerOutput(out_r, output_limit)
+        return h.processes.Worker(msg["pid"], cmd_w, reply_r, pidfd=fds[0], output=output)
 
 
 def main(cfg, libc):

@@ -157,7 +157,7 @@ class StreamProcess(SandboxProcess):
     """A session process of a remote service whose API streams the process's stdout in chunks of text: subclasses
     give :meth:`send`, :meth:`_next_chunk`, :meth:`_wait_end` and :meth:`_stop`; :class:`SandboxProcess` cuts the
     chunks into lines, and this class ends the process. The session protocol is ASCII JSON lines (see
-    :func:`trl_sandbox._harness.session_main`), so a service that decodes each chunk on its own loses nothing.
+    :func:`trl_sandbox.harness.session.session_main`), so a service that decodes each chunk on its own loses nothing.
 
     Args:
         backend: The backend's name, for messages.

@@ -10,7 +10,7 @@ What this module adds to the SDK, for scoring during training:
 - commands run with the process API (``process.exec``: never the stateful code interpreter, whose state would leak
   between completions) under a server-side timeout and a client-side deadline. The process API has no stdin and
   merges stdout and stderr: a request is uploaded as a file the harness unlinks before the code runs, and the
-  harness never lets the code write to the command's output (see :mod:`trl_sandbox._harness`);
+  harness never lets the code write to the command's output (see :mod:`trl_sandbox.harness`);
 - rate limits (HTTP 429) are retried after the server's ``Retry-After``, connection errors and 5xx with exponential
   backoff, creations are paced (``max_creates_per_s``), and a create that timed out after the server made the
   sandbox deletes it. Errors come back as :class:`InfrastructureError`, whether the SDK wrapped them
@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
+from ..harness.base import STDIN_PREFIX  # the harness unlinks request files named so
 from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
@@ -47,8 +48,6 @@ _KEY_HINT = (
     "the daytona backend needs an API key: set DAYTONA_API_KEY (create one in the Daytona dashboard, "
     "https://app.daytona.io/dashboard/keys) or pass sandbox_backend_options={'api_key': ...}"
 )
-#: Name prefix of request files; the harness unlinks files with this prefix (see ``_harness.STDIN_PREFIX``).
-STDIN_PREFIX = ".trl-sandbox-stdin-"
 _RETRY_STATUSES = {500, 502, 503, 504}
 #: Seconds between coreutils ``timeout``'s SIGTERM and its SIGKILL of a session command at its lifetime.
 _KILL_AFTER_S = 2

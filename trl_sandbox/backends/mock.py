@@ -15,10 +15,11 @@ from typing import Any
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
+from ..harness.archive import HARNESS_NAME
 from .base import Backend, ExecResult, Sandbox
 
 #: The files the tests see the harness under: requests whose argv ends with it carry a harness request.
-_HARNESS_SUFFIX = "trl_sandbox_harness.py"
+_HARNESS_SUFFIX = HARNESS_NAME
 
 
 @dataclass
@@ -40,7 +41,7 @@ class ExecRequest:
     @property
     def harness(self) -> dict[str, Any] | None:
         """The decoded harness request when the command runs the test harness, else None. Keys: ``mode``,
-        ``program``, ``tests``, ``func_name``... (see :mod:`trl_sandbox._harness`)."""
+        ``program``, ``tests``, ``func_name``... (see :mod:`trl_sandbox.harness`)."""
         if self.argv and self.argv[-1].endswith(_HARNESS_SUFFIX):
             return json.loads(self.stdin)
         return None

@@ -1,0 +1,57 @@
+"""The harness as the one file every sandbox gets: a zip archive of this package that ``python`` runs (``zipapp``).
+
+Host side only: this module is not in the archive. The archive holds the package as ``trl_sandbox_harness/`` (every
+module of this directory but this one), the seccomp filter builder the worker installs when the backend asks it to
+forbid process creation (``trl_sandbox/backends/_seccomp.py`` as ``trl_sandbox_seccomp.py``), and a ``__main__.py``
+that runs :func:`trl_sandbox_harness.__main__.main`. Python (>= 3.8, even with ``-I -S``) puts the archive first on
+``sys.path`` and runs its ``__main__.py``.
+
+The bytes are a function of the sources alone (entries sorted by name, stored uncompressed so that a Python built
+without ``zlib`` reads them, a fixed timestamp and fixed permissions): the same source gives the same archive, and
+:data:`HARNESS_DIGEST` names it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+__all__ = ["HARNESS_DIGEST", "HARNESS_FILES", "HARNESS_NAME", "PACKAGE_NAME", "build_archive"]
+
+#: File name of the harness inside each sandbox (written by the pool at creation).
+HARNESS_NAME = "trl_sandbox_harness.pyz"
+#: The package's name inside the archive (and in the local backend's fork server).
+PACKAGE_NAME = "trl_sandbox_harness"
+_HERE = Path(__file__).resolve().parent
+_SECCOMP = _HERE.parent / "backends" / "_seccomp.py"
+_MAIN = "from trl_sandbox_harness.__main__ import main\n\nmain()\n"
+#: DOS timestamps start in 1980: every entry gets this one.
+_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def build_archive() -> bytes:
+    """The archive's bytes, built from the package's sources (see the module docstring).
+
+    Raises:
+        OSError: a source file cannot be read.
+    """
+    members = {"__main__.py": _MAIN.encode(), "trl_sandbox_seccomp.py": _SECCOMP.read_bytes()}
+    for path in _HERE.glob("*.py"):
+        if path.name != "archive.py":
+            members[f"{PACKAGE_NAME}/{path.name}"] = path.read_bytes()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=_EPOCH)
+            info.create_system = 3  # Unix, so that the permissions below are read as such
+            info.external_attr = 0o100644 << 16
+            archive.writestr(info, members[name])
+    return buffer.getvalue()
+
+
+#: Files every sandbox gets at creation: ``{HARNESS_NAME: the archive's bytes}``.
+HARNESS_FILES = {HARNESS_NAME: build_archive()}
+#: SHA-256 of the archive (hex): the same for the same sources.
+HARNESS_DIGEST = hashlib.sha256(HARNESS_FILES[HARNESS_NAME]).hexdigest()

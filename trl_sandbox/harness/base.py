@@ -1,0 +1,78 @@
+"""What every module of the harness uses: the exceptions that end a test, the builtins the harness keeps for itself,
+the module names of the program and the tests, limits and process constants, short descriptions, trusted code
+compilation."""
+
+import os
+
+#: The harness's own references to builtins a task may ban at run time in the worker (see
+#: ``worker._apply_bans``): taken when the harness is imported, before any ban, by every module that uses them.
+_sorted, _callable, _isinstance, _getattr, _type = sorted, callable, isinstance, getattr, type
+
+#: CPython's default recursion limit: the official harnesses run the program with it (a test may raise it).
+DEFAULT_RECURSION_LIMIT = 1000
+#: ``prctl`` options (``<linux/prctl.h>``).
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+#: The uid and gid code runs as when the harness runs as root (a remote sandbox's default user).
+NOBODY = 65534
+#: Bytes of what the worker printed that ``python harness.pyz`` sends back in its ``output`` record.
+OUTPUT_RECORD_LIMIT = 64 << 10
+#: Name prefix of the request files remote backends redirect to the judge's stdin (it unlinks them: see
+#: ``server._forget_stdin_file``).
+STDIN_PREFIX = ".trl-sandbox-stdin-"
+#: Module name the program's own definitions carry (``__name__`` of its namespace).
+SOLUTION_MODULE = "__solution__"
+#: Module name of the test namespace in the judge: classes defined by trusted test code carry it.
+TESTS_MODULE = "__tests__"
+
+
+class Unserializable(Exception):
+    """A value that cannot cross between the judge and the worker."""
+
+
+class Timeout(BaseException):
+    """A test ran past its budget (BaseException: trusted test code does not catch it)."""
+
+
+class WorkerDied(BaseException):
+    """The worker process exited or crashed, or answered garbage."""
+
+
+class ValueNotSent(BaseException):
+    """The other side could not send a value (BaseException: trusted test code does not catch it)."""
+
+
+def describe(exc):
+    """``"Type: message"`` of an exception, at most 500 characters: how a failure is reported."""
+    return ("%s: %s" % (_type(exc).__name__, exc))[:500]
+
+
+_CODE_CACHE = {}
+
+
+def compiled(source, filename):
+    """``compile(source, filename, "exec")`` for trusted task code, cached: a judge server sees the same prompts
+    and tests again for every completion of a prompt (``num_generations``)."""
+    key = (source, filename)
+    code = _CODE_CACHE.get(key)
+    if code is None:
+        if len(_CODE_CACHE) >= 4096:
+            _CODE_CACHE.clear()
+        code = _CODE_CACHE[key] = compile(source, filename, "exec")
+    return code
+
+
+def short_repr(value):
+    """``repr(value)``, cut to 200 characters (a value shown in a failing test's message)."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def harness_file():
+    """The file this harness was loaded from: the archive that ``python harness.pyz`` runs, else (the package loaded
+    from its directory, as the local backend's fork server does) this module's own file."""
+    path = os.path.abspath(__file__)
+    while not os.path.exists(path):  # inside the archive: its members are not files
+        path = os.path.dirname(path)
+    return path

@@ -1,0 +1,183 @@
+"""Programs in other languages than Python (C, C++, Java, JavaScript, Rust): written and compiled in the worker's
+scratch directory, then run as a process of their own per test.
+
+The command lines come from the host (:mod:`trl_sandbox.languages`); here they are run: the compiler once
+(:func:`build_program`, its message's tail kept for a ``compile_error``), the program once per test
+(:func:`run_native`), each in a process group of its own that a timeout kills whole, with the sandbox's limits.
+"""
+
+import ctypes
+import os
+import signal
+import time
+
+from .base import PR_SET_PDEATHSIG
+from .stdio import memory_file, program_files, program_output
+from .wire import close_fds_except, read_up_to
+
+#: Bytes of a compiler's message kept for a ``compile_error`` (its tail: the first error is usually near the end of
+#: what fits, and the summary line is last).
+COMPILE_MESSAGE_LIMIT = 2000
+
+
+def limit_address_space(managed):
+    """Set this process's address-space limit (``RLIMIT_AS``) for what it runs next: for a Java or JavaScript runtime
+    (``managed``), up to the hard limit (the JVM and V8 reserve far more address space than they use; their
+    writable memory stays under ``RLIMIT_DATA``); for anything else, the soft limit, made hard too, so that the code
+    cannot raise it again."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        value = hard if managed else soft
+        if (soft, hard) != (value, value):
+            resource.setrlimit(resource.RLIMIT_AS, (value, value))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _spawn(argv, stdin_fd, stdout_fd, stderr_fd, managed=False):
+    """Fork and ``execvp`` ``argv`` (searched on ``PATH``) with the given descriptors as 0, 1 and 2 and no other;
+    the child leads a process group of its own (so that a timeout kills what it started) and dies with this
+    process. ``managed``: a Java or JavaScript runtime (see :func:`limit_address_space`). Returns its pid.
+
+    Raises:
+        OSError: the exec failed (``ENOENT``: the program or compiler is not installed).
+    """
+    err_r, err_w = os.pipe()  # close-on-exec: EOF on a successful exec, else the errno
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(err_r)
+            os.setpgid(0, 0)
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            for target, fd in ((0, stdin_fd), (1, stdout_fd), (2, stderr_fd)):
+                os.dup2(fd, target)
+            close_fds_except({err_w})
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            limit_address_space(managed)
+            # One malloc arena: glibc reserves 64 MiB of address space per thread's arena, and a JVM's threads
+            # would otherwise exhaust the sandbox's address-space limit before its program starts.
+            os.execvpe(argv[0], argv, dict(os.environ, MALLOC_ARENA_MAX="1"))
+        except OSError as exc:
+            os.write(err_w, str(exc.errno or 0).encode())
+        except BaseException:  # noqa: BLE001
+            os.write(err_w, b"0")
+        os._exit(127)
+    os.close(err_w)
+    data = read_up_to(err_r, 32)
+    os.close(err_r)
+    if data:
+        os.waitpid(pid, 0)
+        errno = int(data) if data.isdigit() else 0
+        raise OSError(errno, os.strerror(errno) if errno else "exec failed", argv[0])
+    return pid
+
+
+def _wait(pid, deadline):
+    """Wait for child ``pid`` until ``deadline`` (monotonic seconds); past it, kill its process group. Returns
+    ``(status, peak resident bytes, timed out)``."""
+    pause = 0.0005
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() >= deadline:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _pid, status, usage = os.wait4(pid, 0)
+            return status, usage.ru_maxrss * 1024, True
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # what it left running in its group
+    except OSError:
+        pass
+    return status, usage.ru_maxrss * 1024, False
+
+
+def _exit_error(status):
+    """A program's failure from its wait status, as a judge reports it; None for exit code 0."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = "signal %d" % number
+        return "killed by %s" % (name,)
+    code = os.WEXITSTATUS(status)
+    return "exit status %d" % code if code else None
+
+
+def build_program(build, program, timeout):
+    """Write ``program`` to ``build["source"]`` in the working directory and run the compiler (``build["compile"]``;
+    none for interpreted languages), for at most ``timeout`` seconds. Returns ``{"ok": True}``, ``{"ok": False,
+    "error": the compiler's message tail, "timeout"?: True}``, or ``{"ok": False, "missing": executable}`` when the
+    toolchain is not installed, or ``{"ok": False, "forbidden": reason}`` when this sandbox may not create
+    processes."""
+    source = str(build["source"])
+    if "/" in source or source.startswith("."):
+        return {"ok": False, "error": "bad source file name %r" % (source,)}
+    with open(source, "w", encoding="utf-8") as f:
+        f.write(program)
+    argv = [str(part) for part in build.get("compile") or ()]
+    toolchain = [str(t) for t in build.get("toolchain") or ()]
+    if not argv:
+        return _check_toolchain(toolchain)
+    out_fd = memory_file("compiler")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        pid = _spawn(argv, devnull, out_fd, out_fd, managed=bool(build.get("managed")))
+    except OSError as exc:
+        os.close(out_fd)
+        if exc.errno == 2:  # ENOENT
+            return {"ok": False, "missing": argv[0]}
+        if exc.errno in (1, 11, 13):  # EPERM, EAGAIN, EACCES: no process may be created or run here
+            return {"ok": False, "forbidden": "cannot run %s: %s" % (argv[0], exc.strerror)}
+        raise
+    finally:
+        os.close(devnull)
+    status, _rss, timed_out = _wait(pid, time.monotonic() + timeout)
+    size = os.lseek(out_fd, 0, os.SEEK_END)
+    os.lseek(out_fd, max(0, size - COMPILE_MESSAGE_LIMIT), os.SEEK_SET)
+    message = read_up_to(out_fd, COMPILE_MESSAGE_LIMIT).decode("utf-8", errors="replace")
+    message = message.replace(os.getcwd() + "/", "")  # the sandbox's own paths say nothing to the reader
+    os.close(out_fd)
+    if timed_out:
+        return {"ok": False, "timeout": True, "error": "compiling took longer than %.0f s" % timeout}
+    failure = _exit_error(status)
+    if failure is not None:
+        return {"ok": False, "error": (message.strip() or failure)[-COMPILE_MESSAGE_LIMIT:]}
+    return _check_toolchain(toolchain[1:])  # e.g. java after javac
+
+
+def _check_toolchain(names):
+    """``{"ok": True}`` when each executable of ``names`` is on ``PATH``, else ``{"ok": False, "missing": name}``."""
+    for name in names:
+        if not any(os.access(os.path.join(d, name), os.X_OK) for d in os.environ.get("PATH", "").split(":") if d):
+            return {"ok": False, "missing": name}
+    return {"ok": True}
+
+
+def run_native(argv, text, limit, timeout, files=None, managed=False):
+    """Run the compiled program ``argv`` once with ``text`` on stdin, for at most ``timeout`` seconds; returns
+    ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`run_stdin` does (``rss``: the program's
+    peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
+    :func:`run_stdin`."""
+    in_fd, out_fd = program_files(text, files)
+    try:
+        pid = _spawn(argv, in_fd, out_fd, 2, managed)
+    finally:
+        os.close(in_fd)
+    status, rss, timed_out = _wait(pid, time.monotonic() + timeout)
+    reply = {"rss": rss}
+    if timed_out:
+        reply["timeout"] = True
+    else:
+        failure = _exit_error(status)
+        if failure is not None:
+            reply["error"] = failure
+    reply.update(program_output(out_fd, limit, files))
+    return reply

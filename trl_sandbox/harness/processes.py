@@ -1,0 +1,306 @@
+"""The processes the judge starts and controls: the worker (forked, confined, killed through its pidfd or pid), and
+forks of the judge itself that run trusted task code (a checker, pytest, a reference) so that it cannot change a
+long-lived judge.
+
+The worker's stdout and stderr are a pipe the judge reads (:class:`WorkerOutput`), never the process's own: remote
+backends merge a command's stdout and stderr, and nothing the code prints may reach the result channel. The worker
+gets no-new-privs (``sudo`` cannot make it root) and, when the harness runs as root, runs as ``nobody``
+(:func:`confine`).
+"""
+
+import ctypes
+import os
+import select
+import signal
+import struct
+
+from .base import (
+    NOBODY,
+    OUTPUT_RECORD_LIMIT,
+    PR_SET_DUMPABLE,
+    PR_SET_NO_NEW_PRIVS,
+    TESTS_MODULE,
+    Timeout,
+    Unserializable,
+    ValueNotSent,
+    WorkerDied,
+    _callable,
+    _getattr,
+    _type,
+    describe,
+)
+from .peer import JUDGE_OPS, OPS, Peer, next_items
+from .values import decode
+from .wire import close_fds_except, receive, send
+from .worker import run_worker
+
+
+class WorkerOutput:
+    """The worker's stdout and stderr (one pipe), read by the judge as it goes: the first ``limit`` bytes are
+    kept."""
+
+    def __init__(self, fd, limit):
+        self.fd, self.limit = fd, limit
+        self.data = bytearray()
+        self.truncated = False
+        os.set_blocking(fd, False)
+
+    def take(self):
+        """Read what is available now; True at end of file."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            room = self.limit - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > room:
+                self.truncated = True
+
+    def finish(self):
+        """Read the rest (the worker and everything it started are gone) and close."""
+        try:
+            self.take()
+        finally:
+            os.close(self.fd)
+        return bytes(self.data)
+
+
+
+class Worker(Peer):
+    """The judge's side of the conversation with a worker: its pipes, deadlines, and how to kill it.
+
+    ``pidfd`` (judge server): the worker is not our child; killing it through its pidfd and waiting for the pidfd
+    to become readable means it and everything it started are gone. ``output``: its stdout/stderr pipe, drained
+    while we wait for answers. ``cap``: a deadline (monotonic seconds) no request may pass: the completion's;
+    ``deadline``: the current test's. Anything but a well-formed message from the worker (garbage the code wrote
+    into a pipe, a closed pipe, an answer that does not decode) means the worker is dead to us: it is killed.
+    """
+
+    def __init__(self, pid, cmd_w, reply_r, pidfd=None, output=None):
+        super().__init__(cmd_w, reply_r)
+        self.pid, self.cmd_w, self.reply_r = pid, cmd_w, reply_r
+        self.pidfd, self.output = pidfd, output
+        self.cap = None
+        self.deadline = None
+        self.alive = True
+        self.depth = 0
+
+    def _send(self, msg):
+        if not self.alive:
+            raise WorkerDied()
+        try:
+            send(self.send_fd, msg)
+        except Unserializable as exc:
+            raise ValueNotSent(str(exc)) from None
+        except OSError:
+            self.kill()
+            raise WorkerDied() from None
+
+    def _read(self):
+        deadline = self.deadline
+        if self.cap is not None:
+            deadline = self.cap if deadline is None else min(deadline, self.cap)
+        try:
+            return receive(self.reply_r, deadline, self.output)
+        except Timeout:
+            self.kill()
+            raise
+        except (WorkerDied, OSError, ValueError, RecursionError, struct.error):
+            self.kill()
+            raise WorkerDied() from None
+
+    def request(self, msg, mutable=None, raw=False):
+        self.depth += 1
+        try:
+            if self.depth > 200:
+                raise RecursionError("calls between the tests and the program nested too deep")
+            return super().request(msg, mutable, raw)
+        finally:
+            self.depth -= 1
+
+    def _unwrap(self, answer, mutable):
+        if "e" in answer or "u" in answer:
+            return super()._unwrap(answer, mutable)  # raises the program's exception (rebuilt here)
+        try:
+            return super()._unwrap(answer, mutable)
+        except (Timeout, WorkerDied, ValueNotSent):
+            raise
+        except Exception:  # noqa: BLE001 - an answer that is not a value: the worker is not the harness any more
+            self.kill()
+            raise WorkerDied() from None
+
+    def serve(self, msg):
+        """Callbacks of the worker on objects the judge lent (the tests' lambdas, iterators and objects): calls,
+        iteration and the plain operations of :data:`JUDGE_OPS`; attributes only of instances of classes the tests
+        define, and never private ones. Nothing else of the judge is reachable."""
+        op = msg.get("q")
+
+        def run():
+            target = self.handles[msg["h"]]
+            if op == "call" and _callable(target):
+                args = [decode(a, self) for a in msg.get("args", ())]
+                kwargs = {str(k): decode(v, self) for k, v in msg.get("kw", ())}
+                return target(*args, **kwargs)
+            if op == "next":
+                return next_items(target, int(msg["n"]), self.pending)
+            if op == "op" and msg.get("name") in JUDGE_OPS:
+                fn, arity = OPS[msg["name"]]
+                return fn(target, *[decode(a, self) for a in msg.get("args", ())][:arity])
+            if op == "get" and _type(msg.get("name")) is str and not msg["name"].startswith("_"):
+                if _getattr(_type(target), "__module__", None) == TESTS_MODULE:
+                    return _getattr(target, msg["name"])
+            raise TypeError("the tests' objects do not support %r here" % (msg.get("name") or op,))
+
+        return self.answer(run, msg)
+
+    def kill(self):
+        if self.alive:
+            self.alive = False
+            if self.pidfd is not None:
+                try:
+                    signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                select.select([self.pidfd], [], [], 10.0)  # readable: it exited, and its PID namespace is empty
+                return
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+    def close(self):
+        """Kill the worker and release every descriptor; returns its output (bytes)."""
+        self.kill()
+        for fd in (self.cmd_w, self.reply_r, self.pidfd):
+            if fd is not None:
+                os.close(fd)
+        return self.output.finish() if self.output is not None else b""
+
+
+def _deny_processes():
+    """Forbid the worker to create processes (threads stay allowed): the backend asks for it where it cannot
+    bound process counts per sandbox. Fails closed: without the filter the worker exits."""
+    try:
+        import trl_sandbox_seccomp  # the archive's copy of trl_sandbox/backends/_seccomp.py (see .archive)
+
+        trl_sandbox_seccomp.install(trl_sandbox_seccomp.build_no_processes())
+    except BaseException as exc:  # noqa: BLE001
+        os.write(2, ("trl-sandbox: cannot forbid process creation: %s\n" % exc).encode())
+        os._exit(70)
+
+
+def private_home(prefix):
+    """A new directory of this sandbox's temporary directory for the code to work in, owned by ``nobody`` when this
+    process is root (the code then runs as ``nobody``, see :func:`confine`)."""
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix=prefix)
+    if os.geteuid() == 0:
+        os.chown(home, NOBODY, NOBODY)
+    return home
+
+
+def confine(home):
+    """In the process that will run the code (a remote sandbox's worker or session): no-new-privs, so that no setuid
+    program (``sudo``, ``su``) can give the code more privileges than it starts with; then, given a ``home``, work
+    there and, when root, become ``nobody``. Exits (70) when no-new-privs cannot be set."""
+    if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        os._exit(70)
+    if home is not None:
+        os.chdir(home)
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setresgid(NOBODY, NOBODY, NOBODY)
+            os.setresuid(NOBODY, NOBODY, NOBODY)
+
+
+def spawn_worker(result_fd, out_r, out_w, home):
+    """Fork the worker (``main``). Its stdout and stderr are ``out_w``, a pipe the judge reads: remote backends
+    merge a command's stdout and stderr, so nothing the code prints may reach the result channel directly. When the
+    harness runs as root (a remote sandbox's default user), the worker runs as ``nobody`` in ``home``."""
+    cmd_r, cmd_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(result_fd)
+            os.close(out_r)
+            os.close(cmd_w)
+            os.close(reply_r)
+            devnull = os.open(os.devnull, os.O_RDONLY)  # stdin carries the request: never readable here
+            os.dup2(devnull, 0)
+            os.close(devnull)
+            os.dup2(out_w, 1)
+            os.dup2(out_w, 2)
+            os.close(out_w)
+            confine(home)
+            if os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1":
+                _deny_processes()
+        except BaseException as exc:  # noqa: BLE001 - never run the code half set up
+            os.write(2, ("trl-sandbox: worker setup failed: %s\n" % (exc,)).encode())
+            os._exit(70)
+        run_worker(cmd_r, reply_w)
+        os._exit(0)
+    os.close(cmd_r)
+    os.close(reply_w)
+    os.close(out_w)
+    return Worker(pid, cmd_w, reply_r, output=WorkerOutput(out_r, OUTPUT_RECORD_LIMIT))
+
+
+def run_in_child(fn, deadline, keep=()):
+    """Run ``fn(emit)`` in a fork of this (trusted) process, so that task code (a checker, pytest) cannot change a
+    long-lived judge; returns the list of records it emitted, ``{"child_error": ...}`` last when it failed. Raises
+    :class:`Timeout` past ``deadline`` (monotonic seconds), after killing it.
+
+    The child keeps only its record pipe and the descriptors in ``keep``: never the judge's result channel or its
+    connection to the host, so that even task code that evaluates what the program printed (a checker calling
+    ``eval``) cannot write the judge's records."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            close_fds_except({w, *keep})
+            ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        try:
+            fn(lambda record: send(w, record))
+            send(w, {"end": True})
+        except BaseException as exc:  # noqa: BLE001
+            try:
+                send(w, {"child_error": describe(exc)})
+            except BaseException:  # noqa: BLE001
+                pass
+        os._exit(0)
+    os.close(w)
+    records = []
+    try:
+        while True:
+            try:
+                record = receive(r, deadline)
+            except WorkerDied:
+                records.append({"child_error": "it ended early"})
+                break
+            if record.get("end"):
+                break
+            records.append(record)
+    finally:
+        os.close(r)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+    return records
+
+
+#: The worker's home when ``python harness.pyz`` runs as root (the worker runs as ``nobody`` there), set by
+#: :func:`.server.main`.
+WORKER_HOME = [None]

@@ -1,0 +1,129 @@
+"""Framed messages between the harness's processes, and the descriptor helpers they use.
+
+A frame is a 4-byte little-endian length and that many bytes; a message is one JSON object in one frame. The judge
+and the worker talk this way over a pair of pipes (see :mod:`.peer`), the judge server and the host over a socket (see
+:func:`.server.serve`), a fork of the judge and the judge over a pipe (see :func:`.processes.run_in_child`).
+Anything but a well-formed frame from the worker means the worker is dead to the judge (:class:`.base.WorkerDied`).
+"""
+
+import json
+import os
+import select
+import struct
+import time
+
+from .base import Timeout, Unserializable, WorkerDied, _isinstance
+
+#: The largest message either side sends or accepts (bytes).
+_MAX_MESSAGE = 64 << 20
+
+
+def send_frame(fd, data):
+    """Write ``data`` (bytes) to ``fd`` as one frame, all of it."""
+    data = struct.pack("<I", len(data)) + data
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def send(fd, obj):
+    """Write the JSON-able ``obj`` to ``fd`` as one message.
+
+    Raises:
+        Unserializable: a request (``"q"``) over the message limit; an answer over it is replaced by one that says so.
+    """
+    send_frame(fd, _dumps(obj))
+
+
+def _dumps(obj):
+    """A message as bytes; a message over ``_MAX_MESSAGE`` is replaced by an answer saying its value cannot cross
+    (the other side would take it for garbage)."""
+    data = json.dumps(obj).encode()
+    if len(data) > _MAX_MESSAGE:
+        if "q" in obj:
+            raise Unserializable("a message of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20))
+        data = json.dumps({"u": "a value of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20)})
+        data = data.encode()
+    return data
+
+
+def _read_exact(fd, n, deadline, output=None):
+    """Read ``n`` bytes from ``fd`` by ``deadline`` (monotonic seconds, None: no limit); meanwhile keep draining the
+    worker's ``output`` (an :class:`WorkerOutput`) so that a worker printing a lot never blocks."""
+    chunks = []
+    while n:
+        if deadline is not None or output is not None:
+            while True:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise Timeout()
+                ready = select.select([fd] if output is None else [fd, output.fd], [], [], remaining)[0]
+                if not ready:
+                    raise Timeout()
+                if output is not None and output.fd in ready:
+                    output.take()
+                if fd in ready:
+                    break
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise WorkerDied()
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd, deadline=None, output=None):
+    """Read one frame from ``fd`` by ``deadline`` (monotonic seconds, None: no limit), draining ``output`` meanwhile.
+
+    Raises:
+        Timeout: past ``deadline``.
+        WorkerDied: end of file, or a frame over the message limit.
+    """
+    (size,) = struct.unpack("<I", _read_exact(fd, 4, deadline, output))
+    if size > _MAX_MESSAGE:
+        raise WorkerDied()
+    return _read_exact(fd, size, deadline, output)
+
+
+def receive(fd, deadline=None, output=None):
+    """Read one message (a JSON object) from ``fd``; as :func:`read_frame`, and ``WorkerDied`` when it is not an
+    object (``ValueError`` when it is not JSON)."""
+    message = json.loads(read_frame(fd, deadline, output))
+    if not _isinstance(message, dict):
+        raise WorkerDied()
+    return message
+
+
+def write_all(fd, data):
+    """Write all of ``data`` (bytes) to the blocking descriptor ``fd``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def read_up_to(fd, n):
+    """Read from ``fd`` until ``n`` bytes or end of file; returns what was read."""
+    chunks, size = [], 0
+    while size < n:
+        chunk = os.read(fd, min(1 << 20, n - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def close_fds_except(keep):
+    """Close every descriptor from 3 up but those in ``keep``."""
+    try:
+        import resource
+
+        top = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        top = 65536
+    if top < 0 or top > (1 << 20):
+        top = 1 << 20
+    low = 3
+    for fd in sorted(f for f in keep if f >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, top)

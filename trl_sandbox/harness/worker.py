@@ -1,0 +1,179 @@
+"""The worker: the process that runs the model's program, and never sees the tests.
+
+Forked before the request is read (so the tests and the expected outputs never exist in its memory), the worker
+loads the program as the module ``__solution__`` (after the task's bans: builtins removed, modules made
+unimportable), answers the judge's requests on the program's objects (:class:`WorkerPeer`), and runs the program
+on each input of a stdin/stdout task (Python in this process, other languages as processes of their own). It holds
+no result descriptor, cannot trace the judge (non-dumpable; seccomp), and in the local backend cannot signal it.
+"""
+
+import builtins
+import marshal
+import os
+import sys
+
+from .base import DEFAULT_RECURSION_LIMIT, SOLUTION_MODULE, Unserializable, _getattr, _type
+from .native import build_program, limit_address_space, run_native
+from .peer import MUTABLE, OPS, ORIGINAL_STREAMS, CallResult, Names, Peer, next_items
+from .stdio import peak_rss, run_stdin
+from .values import NAME_VALUE_LIMIT, as_reference, decode, encode, exception_info
+from .wire import receive, send
+
+
+class _BlockedImports:
+    """A meta-path finder refusing banned modules (and every new import when imports are banned)."""
+
+    def __init__(self, modules, all_imports):
+        self.modules = set(modules)
+        self.all_imports = all_imports
+
+    def find_spec(self, name, path=None, target=None):
+        if self.all_imports or name.split(".")[0] in self.modules:
+            raise ImportError("importing %s is not allowed in this task" % name)
+        return None
+
+
+def _apply_bans(banned):
+    for name in banned.get("builtins", []):
+        builtins.__dict__.pop(name, None)
+    modules = banned.get("modules", [])
+    if modules:  # (scanning sys.modules touches every module name: pages a fork would otherwise share)
+        for name in list(sys.modules):
+            if name.split(".")[0] in modules:
+                del sys.modules[name]
+    if modules or banned.get("imports"):
+        sys.meta_path.insert(0, _BlockedImports(modules, banned.get("imports")))
+    if banned.get("imports"):
+        def _no_import(name, *args, **kwargs):
+            raise ImportError("importing %s is not allowed in this task" % name)
+        builtins.__import__ = _no_import
+
+
+class Quitter:
+    """``exit()`` and ``quit()`` as the ``site`` module defines them (the sandbox runs Python with ``-S``)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "Use %s() or Ctrl-D (i.e. EOF) to exit" % self.name
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
+def _fingerprint(value):
+    """Bytes that change when a plain mutable argument changes (None: not comparable this way)."""
+    try:
+        return marshal.dumps(value)
+    except ValueError:
+        return None
+
+
+class WorkerPeer(Peer):
+    """The worker's side: runs the program and answers the judge's requests on its objects."""
+
+    def __init__(self, send_fd, recv_fd):
+        super().__init__(send_fd, recv_fd)
+        self.code = None
+        self.base_rss = 0
+        self.run_argv = None
+        self.managed = False
+
+    def serve(self, msg):
+        op = msg.get("q")
+        if op == "stdio":
+            files = msg.get("files")
+            names = tuple(files) if _type(files) is list and len(files) == 2 else None
+            if self.run_argv is not None:  # a compiled program: its own process per test
+                reply = run_native(self.run_argv, msg["input"], int(msg["limit"]), float(msg["timeout"]), names,
+                                    self.managed)
+                return {"a": encode(reply)}
+            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names)
+            reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
+            return {"a": encode(reply)}
+        if op == "build":
+            reply = build_program(msg["build"], msg["program"], float(msg["timeout"]))
+            if reply.get("ok"):
+                self.run_argv = [str(part) for part in msg["build"]["run"]]
+                self.managed = bool(msg["build"].get("managed"))
+            return {"a": encode(reply)}
+        return self.answer(lambda: self._operate(op, msg), msg)
+
+    def _operate(self, op, msg):
+        if op == "load":
+            return self.load(msg)
+        if op == "setrec":
+            return sys.setrecursionlimit(int(msg["n"]))
+        target = self.handles[msg["h"]]
+        if op == "call":
+            args = [decode(a, self) for a in msg.get("args", ())]
+            kwargs = {str(k): decode(v, self) for k, v in msg.get("kw", ())}
+            before = [(i, a, _fingerprint(a)) for i, a in enumerate(args) if _type(a) in MUTABLE]
+            before += [(k, v, _fingerprint(v)) for k, v in kwargs.items() if _type(v) in MUTABLE]
+            result = target(*args, **kwargs)
+            changed = [(key, value) for key, value, mark in before if mark is None or _fingerprint(value) != mark]
+            return CallResult(result, changed)
+        if op == "get":
+            return _getattr(target, msg["name"])
+        if op == "set":
+            return setattr(target, msg["name"], decode(msg["args"][0], self))
+        if op == "del":
+            return delattr(target, msg["name"])
+        if op == "op":
+            fn, arity = OPS[msg["name"]]
+            return fn(target, *[decode(a, self) for a in msg.get("args", ())][:arity])
+        if op == "next":
+            return next_items(target, int(msg["n"]), self.pending)
+        raise ValueError("unknown request %r" % (op,))
+
+    def load(self, msg):
+        """Run the program (and, after it, the tests' imports) as the module ``__solution__``; return its names:
+        values, or references to what is not a value or is a container of over ``NAME_VALUE_LIMIT`` items."""
+        limit_address_space(managed=False)  # Python code runs in this process from now on: no way back up
+        _apply_bans(msg.get("banned") or {})
+        self.code = compile(msg["program"], "<completion>", "exec")
+        if msg["mode"] == "stdio":
+            self.base_rss = peak_rss()
+            return Names()
+        ns = {"__name__": SOLUTION_MODULE, "__builtins__": builtins}
+        exec(self.code, ns)
+        prelude = msg.get("prelude")
+        if prelude:  # the tests' imports, seen by the program as in the official harnesses' single module
+            try:
+                exec(compile(prelude, "<test imports>", "exec"), ns)
+            except Exception:  # noqa: BLE001 - e.g. a module the task bans: the judge has its own
+                pass
+        names = Names()
+        for name, value in list(ns.items()):
+            if name.startswith("__"):
+                continue
+            size = len(value) if _type(value) in (list, tuple, dict, set, frozenset) else 0
+            try:
+                encoded = encode(value, self) if size <= NAME_VALUE_LIMIT else as_reference(value, self)
+            except Unserializable:
+                encoded = as_reference(value, self)
+            names.append([name, encoded])
+        return names
+
+
+def run_worker(cmd_r, reply_w):
+    """The worker's main loop: answer the judge's requests (``cmd_r``: the pipe they come on, ``reply_w``: the pipe
+    answers go to) until the judge goes away; never returns."""
+    builtins.exit, builtins.quit = Quitter("exit"), Quitter("quit")
+    sys.setrecursionlimit(DEFAULT_RECURSION_LIMIT)
+    ORIGINAL_STREAMS[0] = sys.stdout
+    peer = WorkerPeer(reply_w, cmd_r)
+    while True:
+        try:
+            msg = receive(cmd_r)
+        except BaseException:  # noqa: BLE001 - the judge went away
+            os._exit(0)
+        try:
+            reply = peer.serve(msg) if "q" in msg else {"e": {"desc": "RuntimeError: unexpected answer"}}
+        except BaseException as exc:  # noqa: BLE001
+            reply = {"e": exception_info(exc, peer)}
+        try:
+            send(reply_w, reply)
+        except BaseException:  # noqa: BLE001
+            os._exit(0)
