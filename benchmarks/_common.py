@@ -37,7 +37,7 @@ def table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
 
 def humaneval_samples(path: Path, repeat: int) -> list[dict[str, str]]:
     """Write ``repeat`` copies of every HumanEval canonical solution (prompt + body) as a samples file."""
-    from trl_sandbox.tasks import load_tasks
+    from trl_sandbox.loading import load_tasks
 
     rows = load_tasks("humaneval")
     samples = [

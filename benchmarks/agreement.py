@@ -45,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import table  # noqa: E402
 
 from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks  # noqa: E402
-from trl_sandbox.tasks import extract_code, read_jsonl  # noqa: E402
+from trl_sandbox.completions import extract_code  # noqa: E402
+from trl_sandbox.loading import read_jsonl  # noqa: E402
 
 ORACLE = r"""
 import builtins, contextlib, io, json, signal, sys

@@ -23,9 +23,10 @@ import anyio
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import median, table  # noqa: E402
 
+from trl_sandbox.loading import load_tasks  # noqa: E402
 from trl_sandbox.pool import SandboxPool  # noqa: E402
 from trl_sandbox.scoring import Scorer  # noqa: E402
-from trl_sandbox.tasks import Task, load_tasks  # noqa: E402
+from trl_sandbox.tasks import Task  # noqa: E402
 from trl_sandbox.testing import MockBackend, harness_reply  # noqa: E402
 
 

@@ -33,7 +33,7 @@ from _common import humaneval_samples, median, percentile, table  # noqa: E402
 
 def python_c(repeat: int, workers: int = 2) -> tuple[float, list[float], int]:
     """One fresh ``python -c`` per completion (program, tests and the check call), ``workers`` at a time."""
-    from trl_sandbox.tasks import load_tasks
+    from trl_sandbox.loading import load_tasks
 
     rows = load_tasks("humaneval")
     programs = [
@@ -98,7 +98,7 @@ def fork_ceiling(repeat: int) -> tuple[float, list[float], int]:
     """The ceiling of any design that gives each completion a fresh process: one interpreter with the fork server's
     preloaded modules forks one child per completion, two at a time, and the child compiles and runs the program,
     the tests and the check call itself. No isolation at all, no judge, no messages."""
-    from trl_sandbox.tasks import load_tasks
+    from trl_sandbox.loading import load_tasks
 
     backends = Path(__file__).resolve().parent.parent / "trl_sandbox" / "backends"
     rows = load_tasks("humaneval")

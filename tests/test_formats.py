@@ -603,7 +603,7 @@ def test_load_tasks_from_a_dataset_with_a_named_format():
 
 
 def test_chat_prompts_for_published_rows():
-    from trl_sandbox.tasks import chat_rows, problem_prompt
+    from trl_sandbox.prompts import chat_rows, problem_prompt
 
     stdio, functional, kodcode = chat_rows([CODEFORCES, LCB_FUNCTIONAL, KODCODE], system_prompt="Be brief.")
     text = stdio["prompt"][1]["content"]

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from trl_sandbox import Task, TaskFormatError, extract_code, load_tasks
-from trl_sandbox.tasks import find_banned_pattern
+from trl_sandbox.banned import find_banned_pattern
 
 HE_ROW = {
     "task_id": "t/add",

@@ -11,7 +11,8 @@ import os
 import pytest
 
 from trl_sandbox import CodeReward, SandboxConfig, Scorer, Task, TaskFormatError, load_tasks
-from trl_sandbox.tasks import extract_code, find_banned_pattern
+from trl_sandbox.banned import find_banned_pattern
+from trl_sandbox.completions import extract_code
 
 HE_ROWS = {r["task_id"]: r for r in load_tasks("humaneval")}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
+from ._version import __version__
+from .completions import extract_code
 from .config import SandboxConfig
 from .environment import CodeEnvironment
 from .errors import (
@@ -23,10 +23,12 @@ from .errors import (
     TrlSandboxError,
     UnknownBackendError,
 )
+from .loading import load_tasks
 from .pool import SandboxPool
+from .prompts import chat_rows
 from .rewards import CodeReward, code_reward
-from .scoring import ScoreResult, Scorer
-from .tasks import Task, chat_rows, extract_code, load_tasks
+from .scoring import Scorer, ScoreResult
+from .tasks import Task
 
 if TYPE_CHECKING:
     from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer

@@ -72,7 +72,7 @@ class TrainArguments:
         tasks: Bundled task set (``quickstart``, ``daytona``, ``humaneval``) or a task file (``.jsonl[.gz]``,
             ``.parquet``). Default: ``quickstart`` with ``--model tiny``, else ``daytona``.
         task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
-        chat: Conversational prompts for instruct models (:func:`trl_sandbox.tasks.chat_rows`).
+        chat: Conversational prompts for instruct models (:func:`trl_sandbox.prompts.chat_rows`).
         warm_start_steps: With ``--model tiny`` on the ``quickstart`` tasks: supervised steps on their ``warmup``
             split before GRPO on their ``rl`` split (see :mod:`trl_sandbox.tiny`).
     """
@@ -91,7 +91,7 @@ class TrainArguments:
     )
     chat: bool = field(
         default=False,
-        metadata={"help": "Give the model conversational prompts (instruct models): see trl_sandbox.tasks.chat_rows."},
+        metadata={"help": "Give the model conversational prompts (instruct models): see trl_sandbox.prompts.chat_rows."},
     )
     warm_start_steps: int = field(
         default=100,
@@ -193,7 +193,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 
 def _read_samples(path: str) -> list[dict[str, Any]]:
-    from .tasks import read_jsonl
+    from .loading import read_jsonl
 
     samples = read_jsonl(path)
     for lineno, sample in enumerate(samples, 1):
@@ -204,8 +204,9 @@ def _read_samples(path: str) -> list[dict[str, Any]]:
 
 def score_main(argv: list[str]) -> int:
     """``trl-sandbox score``: see the module docstring. Returns the exit code (0 when scoring ran)."""
+    from .loading import load_tasks, task_id_of
     from .scoring import Scorer
-    from .tasks import Task, load_tasks, task_id_of
+    from .tasks import Task
 
     parser = _one_line_errors(argparse.ArgumentParser(
         prog="trl-sandbox score", description="Score completions against tasks in sandboxes, without training."
@@ -317,9 +318,11 @@ def train_main(argv: list[str]) -> int:
     from huggingface_hub.errors import HFValidationError
     from trl import TrlParser
 
+    from .loading import load_tasks, task_id_of
+    from .prompts import problem_prompt
     from .rewards import code_reward
     from .scoring import Scorer
-    from .tasks import Task, load_tasks, problem_prompt, task_id_of
+    from .tasks import Task
     from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
 
     state = PartialState()

@@ -30,6 +30,7 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from . import lifecycle
+from ._version import __version__
 from .backends import Backend, Sandbox, get_backend
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
 from .harness.archive import HARNESS_FILES
@@ -49,8 +50,6 @@ def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[s
     """Ownership labels for a pool's sandboxes (all ``str -> str``): ``trl-sandbox: "true"``, the package version,
     run id, process rank, host, process id, creation time (UTC, :data:`~trl_sandbox.lifecycle.CREATED_FORMAT`). The orphan sweep reads them
     (:mod:`trl_sandbox.lifecycle`)."""
-    from . import __version__
-
     if rank is None:
         rank = int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
     return {

@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import TaskFormatError
-from .scoring import ScoreResult, Scorer, active_scorer
-from .tasks import Task, task_id_of
+from .loading import task_id_of
+from .scoring import Scorer, ScoreResult, active_scorer
+from .tasks import Task
 
 logger = logging.getLogger(__name__)
 

@@ -46,12 +46,14 @@ from typing import Any
 import anyio
 
 from .backends.base import ExecResult
+from .banned import find_banned_pattern
+from .completions import completion_text
 from .config import UNSCORED_STATUSES, reward_table
 from .errors import InfrastructureError, TaskFormatError
 from .harness.archive import HARNESS_NAME
 from .languages import LANGUAGES, completion_language, language_named
 from .pool import SandboxPool, rounds
-from .tasks import Task, Verdict, completion_text, find_banned_pattern
+from .tasks import Task, Verdict
 
 logger = logging.getLogger(__name__)
 

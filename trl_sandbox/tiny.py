@@ -21,7 +21,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from .tasks import load_tasks
+from .loading import load_tasks
 
 _SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 _CHATML = (

@@ -31,14 +31,18 @@ _MAIN = "from trl_sandbox_harness.__main__ import main\n\nmain()\n"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def build_archive() -> bytes:
-    """The archive's bytes, built from the package's sources (see the module docstring).
+def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP) -> bytes:
+    """The archive's bytes, built from the sources (see the module docstring).
+
+    Args:
+        package_dir: The harness package's directory (default: this one).
+        seccomp: The seccomp filter builder's source (default: ``trl_sandbox/backends/_seccomp.py``).
 
     Raises:
         OSError: a source file cannot be read.
     """
-    members = {"__main__.py": _MAIN.encode(), "trl_sandbox_seccomp.py": _SECCOMP.read_bytes()}
-    for path in _HERE.glob("*.py"):
+    members = {"__main__.py": _MAIN.encode(), "trl_sandbox_seccomp.py": Path(seccomp).read_bytes()}
+    for path in Path(package_dir).glob("*.py"):
         if path.name != "archive.py":
             members[f"{PACKAGE_NAME}/{path.name}"] = path.read_bytes()
     buffer = io.BytesIO()

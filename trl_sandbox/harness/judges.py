@@ -219,9 +219,10 @@ def judge_call(emit, worker, req, timeout):
 
 def judge_stdio(emit, worker, req, timeout):
     """Run the program once per test input; judge its stdout with the request's ``compare`` (a judge of
-    :func:`same_output`, or ``{"checker": source}``: see :func:`run_checker`). ``memory_limit_bytes``: a test whose
-    run grew the worker's peak resident memory past it fails with "memory limit exceeded", as a judge measures it
-    (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output name]`` of file-mode problems."""
+    :func:`.compare.same_output`, or ``{"checker": source}``: see :func:`.checkers.run_checker`).
+    ``memory_limit_bytes``: a test whose run grew the worker's peak resident memory past it fails with "memory limit
+    exceeded", as a judge measures it (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output
+    name]`` of file-mode problems."""
     build = req.get("build")
     if build:
         if not _build_in_worker(emit, worker, req, build):
@@ -276,9 +277,9 @@ def judge_stdio(emit, worker, req, timeout):
 
 
 def _build_in_worker(emit, worker, req, build):
-    """Have the worker write and compile a program in another language (see :func:`build_program`); emit the load record
-    of a failure (``compile_error``, or ``unsupported`` when the toolchain is missing or processes are forbidden)
-    and return False, else True."""
+    """Have the worker write and compile a program in another language (see :func:`.native.build_program`); emit the
+    load record of a failure (``compile_error``, or ``unsupported`` when the toolchain is missing or processes are
+    forbidden) and return False, else True."""
     compile_timeout = float(req.get("compile_timeout_s") or 30.0)
     worker.deadline = time.monotonic() + compile_timeout + 5.0
     title = str(build.get("title") or build.get("language"))

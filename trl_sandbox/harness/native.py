@@ -163,9 +163,9 @@ def _check_toolchain(names):
 
 def run_native(argv, text, limit, timeout, files=None, managed=False):
     """Run the compiled program ``argv`` once with ``text`` on stdin, for at most ``timeout`` seconds; returns
-    ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`run_stdin` does (``rss``: the program's
+    ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`.stdio.run_stdin` does (``rss``: the program's
     peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
-    :func:`run_stdin`."""
+    :func:`.stdio.run_stdin`."""
     in_fd, out_fd = program_files(text, files)
     try:
         pid = _spawn(argv, in_fd, out_fd, 2, managed)

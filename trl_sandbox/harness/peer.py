@@ -74,9 +74,9 @@ MUTABLE = (list, dict, set, bytearray, collections.deque)
 class Peer:
     """One side of the judge-worker conversation over two pipes.
 
-    :meth:`request` sends a request and returns its answer, serving the other side's requests that arrive meanwhile
-    (a program calling a test's lambda, which calls the program again...). :meth:`lend` keeps the objects this
-    side lent (``handles``); :meth:`remote` makes one :class:`.remote.Remote` per object the other side lent.
+    :meth:`Peer.request` sends a request and returns its answer, serving the other side's requests that arrive meanwhile
+    (a program calling a test's lambda, which calls the program again...). :meth:`Peer.lend` keeps the objects this
+    side lent (``handles``); :meth:`Peer.remote` makes one :class:`.remote.Remote` per object the other side lent.
 
     Messages: requests ``{"q": op, "h": handle, ...}``; answers ``{"a": value}``, ``{"e": exception}`` or
     ``{"u": reason}`` (the value could not be sent), with ``"o"`` (text printed while the caller's ``sys.stdout``

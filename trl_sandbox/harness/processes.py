@@ -135,7 +135,7 @@ class Worker(Peer):
 
     def serve(self, msg):
         """Callbacks of the worker on objects the judge lent (the tests' lambdas, iterators and objects): calls,
-        iteration and the plain operations of :data:`JUDGE_OPS`; attributes only of instances of classes the tests
+        iteration and the plain operations of :data:`.peer.JUDGE_OPS`; attributes only of instances of classes the tests
         define, and never private ones. Nothing else of the judge is reachable."""
         op = msg.get("q")
 
@@ -255,7 +255,7 @@ def spawn_worker(result_fd, out_r, out_w, home):
 def run_in_child(fn, deadline, keep=()):
     """Run ``fn(emit)`` in a fork of this (trusted) process, so that task code (a checker, pytest) cannot change a
     long-lived judge; returns the list of records it emitted, ``{"child_error": ...}`` last when it failed. Raises
-    :class:`Timeout` past ``deadline`` (monotonic seconds), after killing it.
+    :class:`.base.Timeout` past ``deadline`` (monotonic seconds), after killing it.
 
     The child keeps only its record pipe and the descriptors in ``keep``: never the judge's result channel or its
     connection to the host, so that even task code that evaluates what the program printed (a checker calling

@@ -38,7 +38,7 @@ JUDGE_ANCHOR = "test_solution.py"
 
 
 def _program_directory():
-    """A directory the judge may write that the program may read: the worker's home (``python harness.py`` as
+    """A directory the judge may write that the program may read: the worker's home (``python harness.pyz`` as
     root), the fork server's worker slot (``w`` under the judge's directory), else the shared working directory."""
     for path in (WORKER_HOME[0], os.path.join(os.getcwd(), "w"), os.getcwd()):
         if path and os.path.isdir(path) and os.access(path, os.W_OK):

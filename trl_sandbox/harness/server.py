@@ -44,8 +44,8 @@ def _disarm():
 
 
 def _reference_in_child(req, timeout, deadline):
-    """Reference mode in a fork of the judge server (:func:`run_in_child`), so that task code cannot change the
-    long-lived server. Returns the records; raises Timeout past ``deadline``."""
+    """Reference mode in a fork of the judge server (:func:`.processes.run_in_child`), so that task code cannot change
+    the long-lived server. Returns the records; raises Timeout past ``deadline``."""
 
     def run(emit):
         emit({"done": judge_reference(emit, None, req, timeout)})
@@ -111,8 +111,9 @@ def serve(conn, spawn):
     Per request, ``conn`` (a stream socket to the host) carries two frames in: ``{"timeout_s", "output_limit"}``
     and the request as :func:`main` reads it on stdin; and three frames out: ``{"exit_code", "timed_out",
     "duration_s", "truncated"}`` (or ``{"error"}`` for an infrastructure failure), the records :func:`main` would
-    have written, and the worker's output. ``spawn(output_limit, timeout_s)`` returns a :class:`Worker` started by
-    the fork server from a process that never held a request, or raises :class:`SpawnError`. Returns at EOF.
+    have written, and the worker's output. ``spawn(output_limit, timeout_s)`` returns a :class:`.processes.Worker`
+    started by the fork server from a process that never held a request, or raises :class:`SpawnError`. Returns at
+    EOF.
     """
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _alarm)

@@ -44,7 +44,7 @@ def _cell_error(exc):
 def session_main(isolated=True):
     """A persistent Python session: run code cells sent by the host in one namespace, as a notebook kernel does.
 
-    Protocol (``python harness.py session``), JSON lines (one object per line, ASCII, so that it crosses text streams
+    Protocol (``python harness.pyz session``), JSON lines (one object per line, ASCII, so that it crosses text streams
     such as remote services' exec APIs): the session first sends ``{"ready": true, "isolated": isolated}``
     (``isolated``: whether a later session in the same sandbox starts clean, see :func:`_supervised_session`). The
     host then sends ``{"code", "timeout", "limit"}`` on stdin and gets one line back per cell on stdout: ``{"out":

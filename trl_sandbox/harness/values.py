@@ -87,7 +87,7 @@ def encode(value, peer=None, depth=0, path=None):
     """Encode ``value`` as JSON-able data with its exact type (the types are in the module docstring).
 
     Everything else becomes a reference: ``["R", handle, type name, callable]`` to an object ``peer`` lends (see
-    :class:`Peer`), or ``["H", handle]`` for an object the other side lent. Without ``peer``, only values encode.
+    :class:`.peer.Peer`), or ``["H", handle]`` for an object the other side lent. Without ``peer``, only values encode.
 
     Raises:
         Unserializable: nested deeper than ``_MAX_DEPTH``, a container that contains itself, or (without ``peer``)
@@ -245,7 +245,7 @@ _VALUE_BASES = (int, float, complex, str, bytes, bytearray, list, tuple, dict, s
 def _value_base(value):
     """The value type an object's class derives from without changing equality (a namedtuple subclass, an
     ``IntEnum``, ``class Stack(list)`` with no ``__eq__``), else None. Such an object compares with values as its base
-    value does, in the judge (:meth:`Remote.__eq__`); a class that overrides ``__eq__`` never equals a value."""
+    value does, in the judge (:meth:`.remote.Remote.__eq__`); a class that overrides ``__eq__`` never equals a value."""
     cls = _type(value)
     for base in cls.__mro__[1:]:
         if base in _VALUE_BASES:
@@ -293,7 +293,7 @@ def _encode_exception_class(cls, peer, depth):
 
 
 def decode(data, peer=None):
-    """Inverse of :func:`encode`: fresh objects of the encoded types; references become :class:`Remote` objects
+    """Inverse of :func:`encode`: fresh objects of the encoded types; references become :class:`.remote.Remote` objects
     of ``peer`` (or, without it, opaque stand-ins equal only to themselves). Data from the worker is untrusted: any
     malformed input raises (``ValueError``, ``TypeError``, ``KeyError``...), never builds anything else."""
     tag = data[0]

@@ -48,7 +48,7 @@ def _dumps(obj):
 
 def _read_exact(fd, n, deadline, output=None):
     """Read ``n`` bytes from ``fd`` by ``deadline`` (monotonic seconds, None: no limit); meanwhile keep draining the
-    worker's ``output`` (an :class:`WorkerOutput`) so that a worker printing a lot never blocks."""
+    worker's ``output`` (an :class:`.processes.WorkerOutput`) so that a worker printing a lot never blocks."""
     chunks = []
     while n:
         if deadline is not None or output is not None:

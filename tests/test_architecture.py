@@ -1,0 +1,127 @@
+"""The layout rules of docs/architecture.md, checked on the source: no import circle (module-level, ``TYPE_CHECKING``
+and in-function imports alike), a harness that needs nothing but the standard library and reaches sandboxes as one
+archive whose bytes depend on its sources alone, and modules of a size a reader can hold in mind."""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from trl_sandbox.harness.archive import HARNESS_DIGEST, HARNESS_FILES, HARNESS_NAME, build_archive
+
+PACKAGE = Path(__file__).resolve().parent.parent / "trl_sandbox"
+#: docs/architecture.md: "no module over about 600 lines"; the longest ones are named there.
+MAX_LINES = 650
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that ``name`` imports anywhere in its source."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            targets = [f"{base}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target not in modules and "." in target:
+                target = target.rpartition(".")[0]
+            if target in modules and target != name:
+                found.add(target)
+    return found
+
+
+def test_no_module_imports_a_module_that_imports_it_back():
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            current = todo.pop()
+            if current == goal:
+                return True
+            if current not in seen:
+                seen.add(current)
+                todo += graph[current]
+        return False
+
+    circles = sorted((a, b) for a in graph for b in graph[a] if reaches(b, a))
+    assert not circles, f"import circles (module, a module it imports that leads back to it): {circles}"
+
+
+def test_the_harness_needs_only_the_standard_library_and_itself():
+    allowed = set(sys.stdlib_module_names) | {"pytest", "trl_sandbox_seccomp", "__future__"}
+    for path in sorted((PACKAGE / "harness").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in allowed, f"{path.name} imports {name}"
+
+
+def test_the_archive_is_built_from_the_sources_alone(tmp_path):
+    """Same sources, same bytes (whatever the files' times and order on disk): the digest names the archive."""
+    copy = tmp_path / "harness"
+    shutil.copytree(PACKAGE / "harness", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for i, path in enumerate(sorted(copy.iterdir())):
+        os.utime(path, (1_000_000_000 + i, 1_000_000_000 + i))
+    seccomp = tmp_path / "seccomp.py"
+    seccomp.write_bytes((PACKAGE / "backends" / "_seccomp.py").read_bytes())
+    assert build_archive(copy, seccomp) == HARNESS_FILES[HARNESS_NAME] == build_archive()
+    import hashlib
+
+    assert hashlib.sha256(HARNESS_FILES[HARNESS_NAME]).hexdigest() == HARNESS_DIGEST
+    (copy / "judges.py").write_text((copy / "judges.py").read_text() + "\n# changed\n")
+    assert build_archive(copy, seccomp) != HARNESS_FILES[HARNESS_NAME]
+    names = zipfile.ZipFile(io.BytesIO(HARNESS_FILES[HARNESS_NAME])).namelist()
+    sources = [p.name for p in (PACKAGE / "harness").glob("*.py") if p.name != "archive.py"]
+    package = [f"trl_sandbox_harness/{name}" for name in sources]
+    assert names == sorted(["__main__.py", "trl_sandbox_seccomp.py", *package])
+
+
+def test_the_archive_runs_as_one_file_with_an_isolated_interpreter(tmp_path):
+    """``python -I -S harness.pyz`` (how the sandboxes run it): no site-packages, no script directory on the path;
+    the archive alone puts its package there."""
+    import json
+
+    from trl_sandbox import Task
+
+    task = Task.from_row({"task_id": "sq", "test_list": ["assert f(3) == 9", "assert f(4) == 15"]})
+    request = task.request("def f(x):\n    return x * x\n", test_timeout_s=5.0, output_limit=1 << 16)
+    archive = tmp_path / HARNESS_NAME
+    archive.write_bytes(HARNESS_FILES[HARNESS_NAME])
+    proc = subprocess.run([sys.executable, "-I", "-S", str(archive)], input=json.dumps(request).encode(),
+                          capture_output=True, timeout=60, cwd=tmp_path, check=False)
+    verdict = task.judge(proc.stdout, exit_code=proc.returncode, timed_out=False, stderr=proc.stderr)
+    assert (verdict.status, verdict.tests_passed) == ("failed", 1), (verdict, proc.stderr[-2000:])
+
+
+def test_modules_are_of_a_size_a_reader_can_hold():
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    long = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    assert not long, f"split these by concept (docs/architecture.md): {long}"

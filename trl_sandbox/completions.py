@@ -1,0 +1,152 @@
+"""Completions: the text of a completion as TRL passes it, the code in it (:func:`extract_code`), and the part of a
+function-body continuation that goes into the program (:func:`body_and_definitions`)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .languages import LANGUAGES
+
+__all__ = ["body_and_definitions", "completion_text", "extract_code", "is_continuation"]
+
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_PYTHON_TAGS = {"python", "py", "python3", "py3", ""}
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a completion: a string, or TRL's conversational form (a list of messages ``{"role",
+    "content"}``, of which the last assistant message counts; ``content`` may be a list of ``{"type": "text"}``
+    parts).
+
+    Raises:
+        TypeError: the completion is neither a string nor a list of messages.
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        completion = [completion]
+    if isinstance(completion, Sequence):
+        messages = [m for m in completion if isinstance(m, Mapping)]
+        chosen = [m for m in messages if m.get("role") == "assistant"] or messages
+        if not chosen:
+            return ""
+        content = chosen[-1].get("content", "")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, Sequence):
+            return "".join(
+                part.get("text", "") if isinstance(part, Mapping) else str(part) for part in content
+            )
+        return str(content)
+    raise TypeError(f"a completion must be a string or a list of messages, got {type(completion).__name__}")
+
+
+def _defines(code: str, names: Sequence[str]) -> bool:
+    return any(
+        re.search(rf"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b|^{re.escape(name)}[ \t]*=",
+                  code, re.MULTILINE)
+        for name in names
+    )
+
+
+def extract_code(completion: Any, entry_points: Sequence[str] = (), language: str = "python") -> str:
+    """Extract the code of a completion.
+
+    Rules, in order:
+
+    - reasoning before the last ``</think>`` is dropped;
+    - with markdown fences, the code is one block: among the Python blocks (tagged ``python``/``py``/``python3``,
+      or untagged; blocks of other languages only when there is no Python block), the **last** one that defines
+      one of ``entry_points`` (``def``/``class``/assignment), else the last one. An unclosed fence at the end
+      counts (a truncated generation). The last block is what open-r1's ``code_reward``, DeepCoder (rllm) and
+      LiveCodeBench take: an answer that shows the buggy line and then the fix is scored on the fix; preferring a
+      block that defines the function skips a usage example written after it;
+    - without fences, the whole text is the code.
+
+    For another ``language`` (see :mod:`trl_sandbox.languages`), the blocks considered are those tagged with that
+    language (or untagged; blocks of other languages only when there is none), and the last one is the code.
+
+    Args:
+        completion: A string or TRL's conversational form (see :func:`completion_text`).
+        entry_points: Names the task's tests call (``Task.entry_points``).
+        language: The language the code is run as (a :data:`~trl_sandbox.languages.LANGUAGES` name).
+
+    Raises:
+        TypeError: the completion is neither a string nor a list of messages.
+    """
+    text = completion_text(completion)
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    blocks = _FENCE.findall(text)
+    if not blocks:
+        return text
+    if language != "python":
+        tags = {language, *LANGUAGES[language].aliases, ""}
+        return ([code for tag, code in blocks if tag.lower() in tags] or [code for _tag, code in blocks])[-1]
+    python = [code for tag, code in blocks if tag.lower() in _PYTHON_TAGS] or [code for _tag, code in blocks]
+    if entry_points:
+        defining = [code for code in python if _defines(code, entry_points)]
+        if defining:
+            return defining[-1]
+    return python[-1]
+
+
+def is_continuation(code: str) -> bool:
+    """Whether ``code`` continues a function body (its first non-blank line is indented)."""
+    first = next((line for line in code.splitlines() if line.strip()), "")
+    return first[:1] in (" ", "\t")
+
+
+#: Top-level statements kept after a function-body continuation: definitions the body may use.
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
+                ast.AnnAssign)
+
+
+def _top_level_chunks(lines: list[str]) -> list[list[str]]:
+    """Split lines into top-level statements' lines: a chunk starts at an unindented non-empty line; indented and
+    blank lines, and lines closing a bracket, continue it; a decorator line joins the chunk after it."""
+    chunks: list[list[str]] = []
+    decorators: list[str] = []
+    for line in lines:
+        starts = bool(line.strip()) and line[:1] not in (" ", "\t", ")", "]", "}")
+        if starts:
+            chunk = [*decorators, line]
+            decorators = []
+            if line.startswith("@"):
+                decorators = chunk
+                continue
+            chunks.append(chunk)
+        elif decorators:
+            decorators.append(line)
+        elif chunks:
+            chunks[-1].append(line)
+    return chunks
+
+
+def body_and_definitions(code: str) -> str:
+    """A function-body continuation: its indented lines, then only the top-level definitions written after the body
+    (helper functions, classes, imports, constants), which the body may call; other text a model writes after the
+    function (prose, example calls, ``print``, its own asserts, ``if __name__ == "__main__":``) is dropped, as the
+    TRL Daytona example's sanitizer cuts it."""
+    lines = code.splitlines()
+    body: list[str] = []
+    i = 0
+    while i < len(lines) and (not lines[i].strip() or lines[i][:1] in (" ", "\t")):
+        body.append(lines[i])
+        i += 1
+    kept = []
+    for chunk in _top_level_chunks(lines[i:]):
+        source = "\n".join(chunk).rstrip()
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        if tree.body and all(isinstance(stmt, _DEFINITIONS) for stmt in tree.body):
+            kept.append(source)
+    program = "\n".join(body).rstrip() + "\n"
+    if kept:
+        program += "\n\n" + "\n\n\n".join(kept) + "\n"
+    return program

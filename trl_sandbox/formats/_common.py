@@ -1,0 +1,243 @@
+"""What the format readers share: the :class:`Format` record of the registry, field readers that name the bad field,
+limits written as datasets write them, the fields of stdin/stdout and function tasks, and stdout judges as rows and
+the config name them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import TaskFormatError
+
+#: Judge names a row's ``compare`` or ``sandbox_compare`` may give (see
+#: :func:`trl_sandbox.harness.compare.same_output`).
+JUDGE_NAMES = ("exact", "lines", "tokens", "float", "decimal")
+
+
+@dataclass(frozen=True)
+class Format:
+    """One row format of the registry (:data:`trl_sandbox.formats.FORMATS`).
+
+    Attributes:
+        name: The format's name (``task_format=``, a row's ``task_format``): ``apps``, ``humaneval``...
+        read: The reader: a row exactly as its dataset publishes it -> the fields of its
+            :class:`~trl_sandbox.tasks.Task` (a dict keyed by the Task's attribute names: ``format``, the test kind
+            (``humaneval`` | ``mbpp`` | ``call`` | ``stdio`` | ``function`` | ``pytest``), ``tests``, and any of
+            ``prompt``, ``func_name``, ``setup``, ``prelude``, ``outputs``, ``reference``, ``reference_code``,
+            ``entry_points``, ``header``, ``rule``, ``default_compare``, ``time_limit_s``, ``memory_limit_bytes``,
+            ``files``). Raises :class:`~trl_sandbox.errors.TaskFormatError` naming what is malformed.
+        detect: Whether a row is of this format, from its fields (None: only when named).
+        id_field: The field the dataset publishes its ids in (``problem_id``...), if any.
+        dataset: A public dataset's format (True), or one of trl-sandbox's own (False).
+    """
+
+    name: str
+    read: Callable[[Mapping[str, Any]], dict[str, Any]]
+    detect: Callable[[Mapping[str, Any]], bool] | None = None
+    id_field: str | None = None
+    dataset: bool = True
+
+
+def json_field(row: Mapping[str, Any], name: str) -> Any:
+    """A field published as JSON text (or already decoded).
+
+    Raises:
+        TaskFormatError: the text is not JSON.
+    """
+    value = row.get(name)
+    if isinstance(value, (str, bytes)):
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise TaskFormatError(f"task field {name!r} is not valid JSON: {exc}") from None
+    return value
+
+
+def text_of(value: Any, what: str) -> str:
+    """A test's input or output text: a string, or a list of lines (APPS/TACO publish some so).
+
+    Raises:
+        TaskFormatError: neither.
+    """
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)  # APPS/TACO sometimes publish an input or output as a list of lines
+    if not isinstance(value, str):
+        raise TaskFormatError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def str_list(row: Mapping[str, Any], name: str, *, required: bool = True) -> tuple[str, ...]:
+    """Field ``name``, a list of strings (``()`` when absent and not ``required``).
+
+    Raises:
+        TaskFormatError: it is not a list of strings.
+    """
+    value = row.get(name)
+    if value is None and not required:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise TaskFormatError(f"task field {name!r} must be a list of strings, got {type(value).__name__}")
+    return tuple(value)
+
+
+def str_field(row: Mapping[str, Any], name: str, *, required: bool = True) -> str:
+    """Field ``name``, a string, non-empty when ``required`` (``""`` when absent and not required).
+
+    Raises:
+        TaskFormatError: it is not.
+    """
+    value = row.get(name)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise TaskFormatError(f"task field {name!r} must be a non-empty string, got {value!r:.80}")
+    return value
+
+
+def identifier(row: Mapping[str, Any], name: str) -> str:
+    """Field ``name``, a Python identifier.
+
+    Raises:
+        TaskFormatError: it is not.
+    """
+    value = row.get(name)
+    if not isinstance(value, str) or not value.isidentifier():
+        raise TaskFormatError(f"task field {name!r} must be a Python identifier, got {value!r:.80}")
+    return value
+
+
+def limit_seconds(value: Any) -> float | None:
+    """A time limit: seconds as a number, ``{seconds, nanos}`` (code_contests), or text such as ``"2 seconds"``
+    (TACO)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, Mapping):
+        total = float(value.get("seconds") or 0) + float(value.get("nanos") or 0) / 1e9
+        return total or None
+    if isinstance(value, (int, float)):
+        return float(value) if value > 0 else None
+    if isinstance(value, str):
+        match = re.match(r"\s*([\d.]+)\s*(ms|milliseconds?|s|sec|seconds?)?", value)
+        if match:
+            amount = float(match.group(1))
+            unit = match.group(2) or "s"
+            return (amount / 1000 if unit.startswith("m") else amount) or None
+    raise TaskFormatError(f"cannot read a time limit from {value!r:.80}")
+
+
+def limit_bytes(value: Any) -> int | None:
+    """A memory limit in megabytes (open-r1's ``memory_limit``, TACO's ``"256 megabytes"``), as bytes."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)):
+        return int(value * (1 << 20)) if value > 0 else None
+    if isinstance(value, str):
+        match = re.match(r"\s*([\d.]+)", value)
+        if match:
+            return int(float(match.group(1)) * (1 << 20)) or None
+    raise TaskFormatError(f"cannot read a memory limit from {value!r:.80}")
+
+
+def stdio_fields(inputs: Sequence[Any], outputs: Sequence[Any], judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The fields of a stdin/stdout task: one test per input text, its expected output, the dataset's stdout ``judge``
+    (``default_compare``) and ``extra`` fields (``header``, ``time_limit_s``, ``memory_limit_bytes``, ``files``).
+
+    Raises:
+        TaskFormatError: as many inputs as outputs are needed, each a string (or a list of lines).
+    """
+    if len(inputs) != len(outputs):
+        raise TaskFormatError(f"task has {len(inputs)} test inputs but {len(outputs)} outputs")
+    if "files" in extra:
+        extra["files"] = tuple(extra["files"] or ())
+    return {
+        "format": "stdio",
+        "tests": tuple(text_of(v, "a test input") for v in inputs),
+        "outputs": tuple(text_of(v, "a test output") for v in outputs),
+        "default_compare": judge,
+        **extra,
+    }
+
+
+def function_fields(fn_name: Any, args: Sequence[Any], outputs: Sequence[Any], rule: str,
+                    **extra: Any) -> dict[str, Any]:
+    """The fields of a function task: calls of ``fn_name`` (a function, or a method of ``class Solution``) with each
+    test's argument list, compared with the expected value by ``rule`` (``apps`` | ``lcb``, see
+    :func:`trl_sandbox.harness.compare.same_call_output`); arguments and values as JSON.
+
+    Raises:
+        TaskFormatError: the name is not an identifier, an input is not an argument list, or the counts differ.
+    """
+    if not isinstance(fn_name, str) or not fn_name.isidentifier():
+        raise TaskFormatError(f"the function name must be a Python identifier, got {fn_name!r:.80}")
+    if len(args) != len(outputs):
+        raise TaskFormatError(f"task has {len(args)} test inputs but {len(outputs)} outputs")
+    for a in args:
+        if not isinstance(a, list):
+            raise TaskFormatError(f"a call's input must be its argument list, got {a!r:.80}")
+    return {
+        "format": "function",
+        "func_name": fn_name,
+        "tests": tuple(json.dumps(a) for a in args),
+        "outputs": tuple(json.dumps(o) for o in outputs),
+        "rule": rule,
+        "entry_points": (fn_name, "Solution"),
+        **extra,
+    }
+
+
+def interactive(row: Mapping[str, Any]) -> bool:
+    """Whether the row is an interactive problem (its checker talks with the program: not supported)."""
+    return bool(row.get("interactive")) or bool(str(row.get("interaction_format") or "").strip())
+
+
+def parse_compare(value: Any) -> dict[str, Any] | None:
+    """A judge as a row's ``compare`` field or ``sandbox_compare`` gives it: a judge name (``"tokens"``), a dict
+    ``{"mode": "float", "tolerance": 1e-6, "absolute_only": False, "ignore_case": False}``, a checker ``{"checker":
+    SOURCE, "language": "python", "convention": "testlib" | "open-r1"}``, or JSON text of one of those.
+
+    Raises:
+        TaskFormatError: an unknown judge name, a bad tolerance, or a checker in a language other than Python.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise TaskFormatError(f"compare: not valid JSON: {exc}") from None
+        else:
+            value = {"mode": text}
+    if not isinstance(value, Mapping):
+        raise TaskFormatError(f"compare must be a judge name or an object, got {type(value).__name__}")
+    if "checker" in value:
+        source = value["checker"]
+        if not isinstance(source, str) or not source.strip():
+            raise TaskFormatError("compare: 'checker' must be the checker's source code")
+        language = str(value.get("language") or "python").lower()
+        if language not in ("python", "python3", "py"):
+            raise TaskFormatError(f"compare: {language} checkers are not supported yet (Python checkers only)")
+        convention = value.get("convention") or "testlib"
+        if convention not in ("testlib", "open-r1"):
+            raise TaskFormatError(f"compare: unknown checker convention {convention!r}; use testlib or open-r1")
+        return {"checker": source, "language": "python", "convention": convention}
+    mode = value.get("mode", "lines")
+    if mode not in JUDGE_NAMES:
+        raise TaskFormatError(f"compare: unknown judge {mode!r}; use one of {', '.join(JUDGE_NAMES)} or a checker")
+    judge: dict[str, Any] = {"mode": mode}
+    if "tolerance" in value:
+        try:
+            tolerance = float(value["tolerance"])
+        except (TypeError, ValueError):
+            tolerance = -1.0
+        if not tolerance >= 0:
+            raise TaskFormatError(f"compare: tolerance must be a number >= 0, got {value['tolerance']!r}")
+        judge["tolerance"] = tolerance
+    for flag in ("absolute_only", "ignore_case"):
+        if value.get(flag):
+            judge[flag] = True
+    return judge

@@ -1,0 +1,58 @@
+"""code_contests (``deepmind/code_contests``): every test of ``public_tests``, ``private_tests`` and
+``generated_tests``; ``time_limit`` (``{seconds, nanos}``) and ``memory_limit_bytes``; ``input_file`` and
+``output_file`` for problems that read and write files.
+
+Official comparison: ``OutputsMatch`` of ``google-deepmind/code_contests`` (``execution/tester_sandboxer.cc``):
+tokens, case ignored, numbers within 1e-5 absolutely.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import TaskFormatError
+from ._common import Format, json_field, limit_seconds, stdio_fields
+
+#: The stdout judge of code_contests' tester.
+JUDGE: dict[str, Any] = {"mode": "float", "tolerance": 1e-5, "absolute_only": True, "ignore_case": True}
+
+
+def read_code_contests(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``deepmind/code_contests``: every test of ``public_tests``, ``private_tests`` and ``generated_tests``;
+    ``time_limit`` (``{seconds, nanos}``) and ``memory_limit_bytes``."""
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    for name in ("public_tests", "private_tests", "generated_tests"):
+        tests = json_field(row, name)
+        if tests is None:
+            continue
+        if not isinstance(tests, Mapping) or not isinstance(tests.get("input"), list) or not isinstance(
+                tests.get("output"), list):
+            raise TaskFormatError(f"task field {name!r} must be {{'input': [...], 'output': [...]}}")
+        if len(tests["input"]) != len(tests["output"]):
+            raise TaskFormatError(f"task field {name!r} has {len(tests['input'])} inputs but "
+                                  f"{len(tests['output'])} outputs")
+        inputs += tests["input"]
+        outputs += tests["output"]
+    memory = row.get("memory_limit_bytes")
+    files = None
+    if row.get("input_file") or row.get("output_file"):  # the problem reads and writes files, not stdin/stdout
+        files = (_file_name(row.get("input_file") or "input.txt"), _file_name(row.get("output_file") or "output.txt"))
+    return stdio_fields(inputs, outputs, JUDGE, time_limit_s=limit_seconds(row.get("time_limit")),
+                  memory_limit_bytes=int(memory) if isinstance(memory, (int, float)) and memory > 0 else None,
+                  files=files)
+
+
+def _file_name(value: Any) -> str:
+    """A problem's input or output file name: a plain name in the working directory."""
+    if not isinstance(value, str) or not re.fullmatch(r"[\w.-]+", value) or value in (".", ".."):
+        raise TaskFormatError(f"a problem's input or output file must be a plain file name, got {value!r:.80}")
+    return value
+
+
+FORMAT = Format("code_contests", read_code_contests,
+                lambda r: any(isinstance(r.get(k), (Mapping, str)) for k in ("public_tests", "private_tests",
+                                                                            "generated_tests")),
+                id_field="name")

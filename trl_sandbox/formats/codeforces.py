@@ -1,0 +1,38 @@
+"""open-r1 Codeforces (``open-r1/codeforces``): ``official_tests`` (``[{input, output}]``), ``generated_checker``
+(a Python checker), ``time_limit`` (seconds), ``memory_limit`` (megabytes), ``input_mode`` (``file``: the program
+reads ``input.txt`` and writes ``output.txt``).
+
+Official harness: open-r1's ``cf_scoring.py`` with the piston runner (``guipenedo/piston``
+``packages/codeforces/1.0.0/run``): with a checker, ``checker.py input correct_output solution_output`` prints ``1``
+to accept; else tokens compared (Codeforces' default checker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import TaskFormatError
+from ._common import Format, json_field, limit_bytes, limit_seconds, stdio_fields
+
+#: The stdout judge of rows without a checker (Codeforces' default checker, testlib's ``wcmp``).
+JUDGE: dict[str, Any] = {"mode": "tokens"}
+
+
+def read_codeforces(row: Mapping[str, Any]) -> dict[str, Any]:
+    """open-r1 ``codeforces``: ``official_tests`` (``[{input, output}]``), ``generated_checker`` (a Python checker
+    in open-r1's convention), ``time_limit`` (seconds), ``memory_limit`` (megabytes), ``input_mode``."""
+    tests = json_field(row, "official_tests")
+    if not isinstance(tests, list) or not all(isinstance(t, Mapping) for t in tests):
+        raise TaskFormatError("task field 'official_tests' must be a list of {input, output}")
+    fields = stdio_fields([t.get("input") for t in tests], [t.get("output") for t in tests], JUDGE,
+                          time_limit_s=limit_seconds(row.get("time_limit")),
+                          memory_limit_bytes=limit_bytes(row.get("memory_limit")),
+                          files=("input.txt", "output.txt") if row.get("input_mode") == "file" else None)
+    checker = row.get("generated_checker")
+    if isinstance(checker, str) and checker.strip():
+        fields["default_compare"] = {"checker": checker, "language": "python", "convention": "open-r1"}
+    return fields
+
+
+FORMAT = Format("codeforces", read_codeforces, lambda r: r.get("official_tests") is not None, id_field="id")

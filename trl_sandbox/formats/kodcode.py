@@ -1,0 +1,67 @@
+"""KodCode (``KodCode/KodCode-V1``): ``test`` is a pytest file that imports the solution from the module
+``solution``; each test function is one test (all its parameter sets must pass).
+
+Official harness: ``KodCode-AI/kodcode`` ``pipeline/run_test.sh``: pytest on the test file beside ``solution.py``.
+Here pytest runs in the judge against the program's names (see :mod:`trl_sandbox.harness.pytest_runner`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import TaskFormatError
+from ._common import Format
+
+
+def read_kodcode(row: Mapping[str, Any]) -> dict[str, Any]:
+    """KodCode-V1: ``test`` is a pytest file that imports the solution from the module ``solution``."""
+    test = row.get("test")
+    if not isinstance(test, str) or not test.strip():
+        raise TaskFormatError("task field 'test' must be a pytest file (a non-empty string)")
+    tests = _pytest_functions(test)
+    if not tests:
+        raise TaskFormatError("the pytest file defines no test function (def test_...)")
+    return {"format": "pytest", "tests": tests, "setup": test, "entry_points": _solution_imports(test)}
+
+
+def _pytest_functions(source: str) -> tuple[str, ...]:
+    """The test functions of a pytest file, as pytest names them after the file: ``test_x`` at module level and
+    ``TestX::test_y`` in classes (parameter sets of one function count as one test).
+
+    Raises:
+        TaskFormatError: the file does not parse.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise TaskFormatError(f"the pytest file does not parse: {exc}") from None
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            names += [f"{node.name}::{n.name}" for n in node.body
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    return tuple(dict.fromkeys(names))
+
+
+def _solution_imports(source: str) -> tuple[str, ...]:
+    """Names a pytest file imports from ``solution`` (for choosing among a completion's code blocks)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    return tuple(a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "solution"
+                 for a in n.names if a.name != "*")
+
+
+def _is_pytest_file(value: Any) -> bool:
+    return isinstance(value, str) and bool(
+        re.search(r"^\s*(from\s+solution\s+import|import\s+solution\b)|^def\s+test_\w*\s*\(", value, re.MULTILINE))
+
+
+FORMAT = Format("kodcode", read_kodcode, lambda r: r.get("entry_point") is None and _is_pytest_file(r.get("test")),
+                id_field="question_id")

@@ -1,0 +1,141 @@
+"""Loading task rows: the bundled task sets, JSONL and Parquet files, or any iterable of rows (a ``datasets.Dataset``),
+and a row's id without reading its tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigurationError, TaskFormatError
+from .formats import DATASET_FORMATS, check_format, detect_format
+from .prompts import chat_rows
+
+__all__ = ["BUNDLED_TASKS", "load_tasks", "read_jsonl", "read_parquet", "task_id_of"]
+
+
+#: Task sets shipped in the package (``trl_sandbox/data``): name -> file.
+BUNDLED_TASKS = {
+    "daytona": "daytona_tasks.jsonl",
+    "humaneval": "HumanEval.jsonl.gz",
+    "quickstart": "quickstart_tasks.jsonl",
+}
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Read a ``.jsonl`` (or gzip-compressed ``.jsonl.gz``) file of JSON objects, skipping blank lines.
+
+    Raises:
+        TaskFormatError: the file is missing or unreadable, or a line is not a JSON object (the message gives the
+            file and line number).
+    """
+    import gzip
+
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    rows = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise TaskFormatError(f"{path}:{lineno}: not valid JSON: {exc}") from None
+                if not isinstance(row, dict):
+                    raise TaskFormatError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+                rows.append(row)
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise TaskFormatError(f"cannot read {path}: {exc}") from None
+    return rows
+
+
+def read_parquet(path: str | Path) -> list[dict[str, Any]]:
+    """Read a Parquet file's rows (the hub's format for most datasets: ``data/train-00000-of-00001.parquet``) as
+    dicts, nested structs as dicts and lists, with pyarrow (installed with ``datasets``).
+
+    Raises:
+        TaskFormatError: the file is missing or not Parquet.
+    """
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise TaskFormatError(f"cannot read {path}: reading Parquet needs pyarrow (pip install pyarrow)") from None
+    try:
+        return pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:
+        raise TaskFormatError(f"cannot read {path} as Parquet: {exc}") from None
+
+
+def task_id_of(row: Mapping[str, Any], task_format: str | None = None) -> str | None:
+    """A row's task id without parsing its tests: ``task_id``, else the natural id of its dataset format
+    (``problem_id``, ``question_id``, ``name``, ``id``...), as a string; None when it has none (its id is then a hash
+    of its content, see :meth:`Task.from_row`)."""
+    value = row.get("task_id")
+    if value is None:
+        fmt = task_format or row.get("task_format") or detect_format(row)
+        if fmt in DATASET_FORMATS:
+            value = row.get(DATASET_FORMATS[fmt].id_field)
+    return None if value is None else str(value)
+
+
+def load_tasks(
+    source: str | Path | Iterable[Mapping[str, Any]],
+    *,
+    chat: bool = False,
+    system_prompt: str | None = None,
+    task_format: str | None = None,
+    language: str | None = None,
+) -> list[dict[str, Any]]:
+    """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
+    ``.parquet`` file, or an iterable of rows (a ``datasets.Dataset``, a list of dicts).
+
+    Args:
+        source: What to load.
+        chat: Turn the rows into conversational prompts with ``starter_code`` (see :func:`chat_rows`).
+        system_prompt: With ``chat``: a system message put first.
+        task_format: The format of every row (a key of :data:`trl_sandbox.formats.FORMATS`), stored in each row's
+            ``task_format`` field, where the reward reads it during training. Default: detected per row from its
+            fields.
+        language: The language completions are to be written in (``cpp``, ``java``... see
+            :mod:`trl_sandbox.languages`), stored in each row's ``language`` field: the reward runs completions as
+            that language, and ``chat`` prompts ask for it. Other languages than Python run stdin/stdout rows only.
+            Default: each row's own, else the completion's code fence.
+
+    Returns:
+        The rows (dicts), in order. They are not validated: use :meth:`Task.from_row`.
+
+    Raises:
+        TaskFormatError: the file is missing or unreadable, a line or row is not a JSON object (the message gives
+            the line number), or ``task_format`` is unknown.
+    """
+    check_format(task_format)
+    if isinstance(source, (str, Path)):
+        name = str(source)
+        path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
+        if not path.is_file():
+            raise TaskFormatError(
+                f"cannot read tasks from {name!r}: no such file; bundled sets: {', '.join(BUNDLED_TASKS)}"
+            )
+        rows = read_parquet(path) if path.suffix == ".parquet" else read_jsonl(path)
+    else:
+        rows = []
+        for i, row in enumerate(source):
+            if not isinstance(row, Mapping):
+                raise TaskFormatError(f"row {i} is not a mapping (dataset row): {type(row).__name__}")
+            rows.append(dict(row))
+    if task_format is not None:
+        for row in rows:
+            row["task_format"] = task_format
+    if language is not None:
+        from .languages import language_named
+
+        try:
+            name = language_named(language).name
+        except ConfigurationError as exc:
+            raise TaskFormatError(str(exc)) from None
+        for row in rows:
+            row["language"] = name
+    return chat_rows(rows, system_prompt=system_prompt) if chat else rows
