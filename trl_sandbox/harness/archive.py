@@ -1,10 +1,11 @@
 """The harness as the one file every sandbox gets: a zip archive of this package that ``python`` runs (``zipapp``).
 
 Host side only: this module is not in the archive. The archive holds the package as ``trl_sandbox_harness/`` (every
-module of this directory but this one), the seccomp filter builder the worker installs when the backend asks it to
-forbid process creation (``trl_sandbox/backends/_seccomp.py`` as ``trl_sandbox_seccomp.py``), and a ``__main__.py``
-that runs :func:`trl_sandbox_harness.__main__.main`. Python (>= 3.8, even with ``-I -S``) puts the archive first on
-``sys.path`` and runs its ``__main__.py``.
+module of this directory but this one and ``_archive_main.py``), the seccomp filter builder the worker installs when
+the backend asks it to forbid process creation (``trl_sandbox/backends/_seccomp.py`` as ``trl_sandbox_seccomp.py``),
+and ``_archive_main.py`` as its ``__main__.py``, which loads the package from the archive and runs
+:func:`trl_sandbox_harness.__main__.main`. Python (>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path``
+and runs its ``__main__.py``.
 
 The bytes are a function of the sources alone (entries sorted by name, stored uncompressed so that a Python built
 without ``zlib`` reads them, a fixed timestamp and fixed permissions): the same source gives the same archive, and
@@ -26,7 +27,8 @@ HARNESS_NAME = "trl_sandbox_harness.pyz"
 PACKAGE_NAME = "trl_sandbox_harness"
 _HERE = Path(__file__).resolve().parent
 _SECCOMP = _HERE.parent / "backends" / "_seccomp.py"
-_MAIN = "from trl_sandbox_harness.__main__ import main\n\nmain()\n"
+#: Modules of this directory that are not the package's in the archive.
+_HOST_ONLY = ("archive.py", "_archive_main.py")
 #: DOS timestamps start in 1980: every entry gets this one.
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -41,9 +43,10 @@ def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP) -> bytes:
     Raises:
         OSError: a source file cannot be read.
     """
-    members = {"__main__.py": _MAIN.encode(), "trl_sandbox_seccomp.py": Path(seccomp).read_bytes()}
+    members = {"__main__.py": (Path(package_dir) / "_archive_main.py").read_bytes(),
+               "trl_sandbox_seccomp.py": Path(seccomp).read_bytes()}
     for path in Path(package_dir).glob("*.py"):
-        if path.name != "archive.py":
+        if path.name not in _HOST_ONLY:
             members[f"{PACKAGE_NAME}/{path.name}"] = path.read_bytes()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:

@@ -55,7 +55,6 @@ def session_main(isolated=True):
     stdin. Everything else (variables, imports, files in the working directory) persists until the host ends the
     session: with ``{"close": true}`` or the end of stdin (a remote service's API may have no way to close it).
     """
-
     request_fd, reply_fd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
