@@ -120,6 +120,25 @@ def test_train_tiny_model_end_to_end(tmp_path, own_sandbox_root):
     assert all(key in steps[0] for key in ("reward", "sandbox/pass_rate", "sandbox/batch_seconds"))
     assert (out / "model.safetensors").exists() and "s/step" in result.stderr
     assert list(own_sandbox_root.iterdir()) == []
+    # Quiet: a progress bar with the watched figures, not one printed metrics dict per step; no warnings.
+    assert "'loss':" not in result.stderr and "{'" not in result.stderr, result.stderr
+    assert "reward=" in result.stderr and "pass rate=" in result.stderr and "step=" in result.stderr
+    assert "Warning" not in result.stderr and "Writing model shards" not in result.stderr, result.stderr
+
+
+@pytest.mark.slow
+def test_train_without_a_bar_prints_a_line_of_figures(tmp_path, own_sandbox_root):
+    out = tmp_path / "run"
+    result = cli(
+        "train", "--model", "tiny", "--max-steps", "2", "--warm-start-steps", "2", "--max-completion-length", "8",
+        "--num-generations", "2", "--per-device-train-batch-size", "4", "--pool-size", "2", "--backend-options",
+        json.dumps({"root_dir": str(own_sandbox_root)}), "--output-dir", str(out), "--disable_tqdm", "true",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("step ")]
+    assert [line.split()[1] for line in lines] == ["1/2", "2/2"], result.stderr
+    assert all("reward " in line and "pass rate " in line for line in lines)
+    assert "{'" not in result.stderr
 
 
 def test_plot_without_metrics_is_one_clear_error(tmp_path, capsys):
@@ -273,3 +292,107 @@ def test_error_kinds_in_the_metrics():
     metrics = score_metrics(results, 1.0)
     assert (metrics["sandbox/errors_syntax"], metrics["sandbox/errors_runtime"], metrics["sandbox/errors_exit"],
             metrics["sandbox/errors_compile"], metrics["sandbox/errors"]) == (2.0, 1.0, 2.0, 1.0, 6.0)
+
+
+# -- one vocabulary: the same flags on score, train and cleanup ------------------------------------------------------
+
+
+def test_every_command_takes_the_same_sandbox_flags(tmp_path, sandbox_root):
+    """``--backend``, ``--backend-options``, ``--pool-size``... (short, as ``score`` spells them) and
+    ``--sandbox_backend``... (long, as TRL's parser spells ``SandboxGRPOConfig``'s fields), with ``-`` or ``_``,
+    name the same options on every command."""
+    from trl import TrlParser
+
+    from trl_sandbox.cli import TrainArguments
+    from trl_sandbox.trainer import SandboxGRPOConfig
+
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+    parser = TrlParser((TrainArguments, SandboxGRPOConfig))
+    base = ["--output_dir", str(tmp_path / "o"), "--use_cpu", "true"]
+    for spelling in (["--backend", "mock", "--backend-options", "{}", "--pool-size", "3", "--reward", "all_or_nothing"],
+                     ["--backend", "mock", "--backend_options", "{}", "--pool_size", "3", "--reward=all_or_nothing"],
+                     ["--sandbox_backend", "mock", "--sandbox-backend-options", "{}", "--sandbox-pool-size", "3",
+                      "--sandbox_reward", "all_or_nothing"]):
+        _script, config = parser.parse_args_and_config(base + spelling)
+        assert (config.sandbox_backend, config.sandbox_backend_options, config.sandbox_pool_size,
+                config.sandbox_reward) == ("mock", {}, 3, "all_or_nothing"), spelling
+    _script, config = parser.parse_args_and_config(base + ['--reward-values={"error": -0.5}', "--time-limit-factor",
+                                                           "2", "--memory-limit", "512MiB"])
+    assert config.sandbox_reward_values == {"error": -0.5} and config.sandbox_time_limit_factor == 2.0
+    assert config.sandbox_memory_limit == 512 << 20
+
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
+    for backend_flags in (["--backend", "local", "--backend-options", opts, "--pool-size", "1"],
+                          ["--sandbox_backend", "local", "--sandbox_backend_options", opts, "--sandbox-pool-size", "1"]):
+        result = cli("score", "--tasks", "humaneval", "--completions", samples, *backend_flags)
+        assert result.returncode == 0 and "1/1 passed" in result.stderr, result.stderr
+        result = cli("cleanup", "--dry-run", *backend_flags[:4])
+        assert result.returncode == 0 and "would delete 0" in result.stderr, result.stderr
+    result = cli("cleanup", "--sandbox-backend", "local", "--backend_options", opts, "--dry_run", "--older_than", "1d")
+    assert result.returncode == 0 and "would delete" in result.stderr, result.stderr
+
+
+FAIL_FAST = "import sys; from trl_sandbox.cli import main; rc = main({argv!r}); print(rc, 'torch' in sys.modules)"
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--model", "tiny", "--tasks", "/no/such/tasks.jsonl"], "cannot read tasks from '/no/such/tasks.jsonl': no such file"),
+    (["--model", "tiny", "--backend", "nosuch"], "unknown sandbox backend 'nosuch'"),
+    (["--model", "tiny", "--sandbox_backend", "nosuch"], "unknown sandbox backend 'nosuch'"),
+    (["--model", "tiny", "--pool-size", "-2"], "--pool-size must be a positive integer, got -2"),
+    (["--model", "tiny", "--pool_size", "x"], "argument --pool-size: invalid int value: 'x'"),
+    (["--model", "tiny", "--backend-options", "{bad"], "--backend-options must be a dict or a JSON object"),
+    (["--model", "tiny", "--memory-limit", "1KiB"], "too small to start Python"),
+    (["--model", "./no/such/dir"], "cannot load the model './no/such/dir': no such directory"),
+    (["--model", "no-such-org/no-such-model"], "HF_HUB_OFFLINE is set, and it is not in the local cache"),
+    (["--tasks", "humaneval"], "cannot load the model 'Qwen/Qwen3-1.7B-Base'"),  # the default model, offline
+    (["--config", "CONFIG"], "--pool-size must be a positive integer, got 0"),
+], ids=["tasks-file", "backend", "backend-long", "pool-size", "pool-size-int", "options-json", "memory", "model-dir",
+        "hub-offline", "default-model", "config-file"])
+def test_train_fails_before_importing_torch(args, fragment, tmp_path):
+    """Mistakes ``train`` can see in its own options, the task file and the model are one line, found before torch
+    and TRL are imported (the ten seconds or more of imports and set-up the user would otherwise wait)."""
+    config = tmp_path / "train.yaml"
+    config.write_text("model: tiny\npool-size: 0\n")
+    argv = ["train", "--output-dir", str(tmp_path / "out"), *[str(config) if a == "CONFIG" else a for a in args]]
+    result = subprocess.run([sys.executable, "-c", FAIL_FAST.format(argv=argv)], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert result.stdout.strip() == "2 False", (result.stdout, result.stderr)
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and fragment in errors[0] and "Traceback" not in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unreachable_hub_is_found_at_once(tmp_path):
+    """Without ``HF_HUB_OFFLINE``, one request finds the hub out of reach (here a closed local port, answered at
+    once): one line instead of a minute of transformers' retries."""
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}
+    env.pop("HF_HUB_OFFLINE", None)
+    argv = ["train", "--model", "no-such-org/no-such-model", "--output-dir", str(tmp_path / "out")]
+    result = subprocess.run([sys.executable, "-c", FAIL_FAST.format(argv=argv)], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.stdout.strip() == "2 False", result.stderr
+    assert "the hub (http://127.0.0.1:9) cannot be reached" in result.stderr and "--model tiny" in result.stderr
+
+
+def test_a_cached_model_loads_offline_at_once(tmp_path, monkeypatch):
+    """A hub id in the local cache passes the check with the hub out of reach, and switches huggingface_hub to
+    offline mode so that transformers reads the cache without retrying."""
+    from huggingface_hub import constants
+
+    from trl_sandbox.cli import _check_model
+    from trl_sandbox.errors import ConfigurationError
+
+    snapshot = tmp_path / "models--org--cached" / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (tmp_path / "models--org--cached" / "refs").mkdir()
+    (tmp_path / "models--org--cached" / "refs" / "main").write_text("0123abc")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", constants.HF_HUB_OFFLINE)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    _check_model("org/cached")
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and constants.HF_HUB_OFFLINE is True
+    with pytest.raises(ConfigurationError, match="not in the local cache"):
+        _check_model("org/not-cached")

@@ -222,3 +222,40 @@ def test_the_config_runs_on_a_cpu_as_written(tmp_path):
     assert config.bf16 is False
     with pytest.raises(ValueError, match="bf16"):
         SandboxGRPOConfig(output_dir=str(tmp_path), bf16=True)  # asked for: TRL's own check stands
+
+
+def test_the_config_raises_no_deprecation_warning(tmp_path):
+    """GRPOConfig sets ``gradient_checkpointing=True``, a name transformers >= 5.24 deprecates for
+    ``activation_checkpointing`` (with a FutureWarning at every config): ours carries the setting under its new name,
+    so a user sees no warning for a default they never wrote; an explicit choice is kept."""
+    import warnings
+
+    import transformers
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config = SandboxGRPOConfig(output_dir=str(tmp_path))
+        off = SandboxGRPOConfig(output_dir=str(tmp_path), gradient_checkpointing=False)
+    assert config.gradient_checkpointing is True and off.gradient_checkpointing is False
+    if hasattr(config, "activation_checkpointing"):  # transformers >= 5.24
+        assert config.activation_checkpointing is True and off.activation_checkpointing is False
+    else:
+        from packaging.version import Version
+
+        assert Version(transformers.__version__) < Version("5.24")
+
+
+def test_training_raises_no_deprecation_warning(tiny_model_dir, tmp_path, mock_sandbox_backend):
+    """A training run with TRL's defaults (gradient checkpointing on) warns of nothing: TRL toggles checkpointing
+    around each generation through names transformers >= 5.24 deprecates, which the user cannot act on."""
+    import warnings
+
+    mock_sandbox_backend.handler = lambda request: harness_reply(request, passed=[True, False])
+    trainer = SandboxGRPOTrainer(model=tiny_model_dir, args=config(tmp_path), train_dataset=Dataset.from_list(ROWS))
+    assert trainer.args.gradient_checkpointing is True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer.train()
+    deprecations = [str(w.message) for w in caught if issubclass(w.category, (FutureWarning, DeprecationWarning))]
+    assert deprecations == [], deprecations
+    assert trainer.state.global_step == 2

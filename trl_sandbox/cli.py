@@ -18,6 +18,7 @@ plus :class:`ScoreArguments`; ``--config FILE.yaml`` supplies any of them. This 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import logging
@@ -27,6 +28,7 @@ import time
 import types
 import typing
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -136,6 +138,8 @@ def _add_fields(parser: argparse.ArgumentParser, cls: type, prefix: str = "") ->
         name = f.name[len(prefix) :] if prefix and f.name.startswith(prefix) else f.name
         kind, _optional = _base_type(f.type)
         flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
+        if name != f.name:  # the long names too, as `trl-sandbox train` (TRL's parser) spells them
+            flags += [f"--{f.name}", f"--{f.name.replace('_', '-')}"]
         kwargs: dict[str, Any] = {"dest": f.name, "help": f.metadata.get("help")}
         if "choices" in f.metadata:
             kwargs["choices"] = f.metadata["choices"]
@@ -186,6 +190,7 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
     def error(message: str) -> NoReturn:
         command = parser.prog.split()[-1]
+        message = re.sub(r"^argument (--[\w-]+)(/--[\w-]+)+:", r"argument \1:", message)  # one of its spellings
         raise ConfigurationError(f"{message} (trl-sandbox {command} --help lists the options)")
 
     parser.error = error  # type: ignore[method-assign]
@@ -283,98 +288,139 @@ def score_main(argv: list[str]) -> int:
 
 # -- train -------------------------------------------------------------------------------------------------------
 
-#: ``trl-sandbox train`` flags that name a ``sandbox_*`` field without its prefix, as ``trl-sandbox score`` spells them.
-_TRAIN_ALIASES = {"--reward": "--sandbox_reward", "--reward-values": "--sandbox_reward_values",
-                  "--reward_values": "--sandbox_reward_values", "--compare": "--sandbox_compare",
-                  "--time-limit-factor": "--sandbox_time_limit_factor",
-                  "--time_limit_factor": "--sandbox_time_limit_factor"}
 
+def _train_config_file(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+    """Take ``--config FILE`` (``trl.TrlParser``'s YAML file) out of ``argv`` and read it: ``(argv without it, its
+    options)``. Keys are read as flags are: ``pool-size``, ``pool_size`` and ``sandbox_pool_size`` all name
+    ``sandbox_pool_size``. Its ``env`` mapping is applied to ``os.environ`` at once, as TRL's parser does.
 
-def _sandbox_aliases(argv: list[str]) -> list[str]:
-    """``--reward all_or_nothing`` (the ``score`` spelling) for ``--sandbox_reward all_or_nothing``."""
-    out = []
-    for arg in argv:
-        flag, eq, value = arg.partition("=")
-        out.append(_TRAIN_ALIASES[flag] + eq + value if flag in _TRAIN_ALIASES else arg)
-    return out
-
-
-
-def train_main(argv: list[str]) -> int:
-    """``trl-sandbox train``: GRPO with sandboxed code rewards. Writes the model and ``metrics.jsonl`` into
-    ``--output-dir``. Returns the exit code."""
-    import importlib.util
+    Raises:
+        ConfigurationError: the file cannot be read, or is not a YAML mapping.
+    """
     import os
-    import warnings
 
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    # Deprecations inside transformers and TRL (GRPOConfig's own gradient_checkpointing default trips transformers'
-    # rename to activation_checkpointing): nothing the user of this command can act on.
-    for module in (r"transformers(\..*)?", r"trl(\..*)?"):
-        warnings.filterwarnings("ignore", category=FutureWarning, module=module)
-    import torch
-    from accelerate import PartialState
-    from datasets import Dataset
+    rest, path = [], None
+    it = iter(argv)
+    for arg in it:
+        if arg == "--config":
+            path = next(it, None)
+            if path is None:
+                raise ConfigurationError("--config needs a YAML file (trl-sandbox train --help lists the options)")
+        elif arg.startswith("--config="):
+            path = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    if path is None:
+        return rest, {}
+    import yaml
+
+    try:
+        with open(path) as f:
+            values = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigurationError(f"cannot read config file {path}: {exc}") from None
+    if not isinstance(values, dict):
+        raise ConfigurationError(f"config file {path} must contain a YAML mapping")
+    env = values.pop("env", None) or {}
+    if not isinstance(env, dict):
+        raise ConfigurationError(f"config file {path}: 'env' must be a mapping of environment variables")
+    for key, value in env.items():
+        os.environ[str(key)] = str(value)
+    sandbox_fields = {f.name for f in dataclasses.fields(SandboxConfig)}
+    options = {}
+    for key, value in values.items():
+        name = str(key).replace("-", "_")
+        options["sandbox_" + name if "sandbox_" + name in sandbox_fields else name] = value
+    return rest, options
+
+
+def _train_prechecks(argv: list[str], file_options: dict[str, Any]) -> tuple[argparse.Namespace, SandboxConfig]:
+    """What ``trl-sandbox train`` can check before importing torch and TRL (about ten seconds): the
+    :class:`TrainArguments` and ``sandbox_*`` options of ``argv`` and the config file (other flags are TRL's, checked
+    later), as ``(namespace, SandboxConfig)``.
+
+    Raises:
+        ConfigurationError: a bad value of one of those options.
+    """
+    parser = _one_line_errors(argparse.ArgumentParser(prog="trl-sandbox train", add_help=False, allow_abbrev=False))
+    _add_fields(parser, TrainArguments)
+    _add_fields(parser, SandboxConfig, prefix="sandbox_")
+    known = {a.dest for a in parser._actions}
+    parser.set_defaults(**{k: v for k, v in file_options.items() if k in known})
+    ns, _trl_flags = parser.parse_known_args(argv)
+    sandbox_fields = {f.name for f in dataclasses.fields(SandboxConfig)}
+    config = SandboxConfig(**{k: v for k, v in vars(ns).items() if k in sandbox_fields})
+    return ns, config
+
+
+def _hub_unreachable(timeout_s: float = 2.0) -> str | None:
+    """Why the Hugging Face Hub (``$HF_ENDPOINT``) cannot be reached, from one request of at most ``timeout_s``
+    seconds (through the environment's proxies), or None when it answers."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return None  # it answered
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return f"the hub ({endpoint}) cannot be reached: {reason}"
+    return None
+
+
+def _check_model(model: str) -> None:
+    """Fail at once on a model that cannot load: a missing directory, or a hub id when the hub is out of reach
+    (``HF_HUB_OFFLINE``, or one quick request) and not in the local cache. Without this, transformers retries for
+    about a minute before its error. When the hub is out of reach but the model is cached, sets ``HF_HUB_OFFLINE=1``
+    (and ``huggingface_hub``'s copy of it) so that it loads from the cache at once.
+
+    Raises:
+        ConfigurationError: the model cannot be loaded, in one line with the ways out.
+    """
+    import os
+
+    ways_out = "Pass a local directory, make the hub reachable, or use --model tiny"
+    if model == "tiny" or os.path.isdir(os.path.expanduser(model)):
+        return
+    if model.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(model)):
+        raise ConfigurationError(f"cannot load the model {model!r}: no such directory. {ways_out}")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
+    reason = "HF_HUB_OFFLINE is set" if offline else _hub_unreachable()
+    if reason is None:
+        return
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    constants.HF_HUB_OFFLINE = True  # in case huggingface_hub was imported before (a backend's SDK)
     from huggingface_hub.errors import HFValidationError
-    from trl import TrlParser
 
+    try:
+        cached = try_to_load_from_cache(model, "config.json")
+    except HFValidationError:
+        raise ConfigurationError(f"cannot load the model {model!r}: not a directory, nor a hub id. {ways_out}") from None
+    if not isinstance(cached, str):
+        raise ConfigurationError(f"cannot load the model {model!r}: {reason}, and it is not in the local cache "
+                                 f"({constants.HF_HUB_CACHE}). {ways_out}")
+
+
+def _train_rows(ns: argparse.Namespace, config: SandboxConfig) -> tuple[str, list[dict[str, Any]], int]:
+    """The task rows ``trl-sandbox train`` trains on: ``(tasks name, valid rows, number of rows read)``. Rows that
+    are not valid tasks are left out with one warning (the first reason and a count); a public dataset's row gets its
+    statement as the prompt.
+
+    Raises:
+        TaskFormatError: the file cannot be read, or no row is a valid task.
+    """
     from .loading import load_tasks, task_id_of
     from .prompts import problem_prompt
-    from .rewards import code_reward
-    from .scoring import Scorer
     from .tasks import Task
-    from .trainer import SandboxGRPOConfig, SandboxGRPOTrainer
 
-    state = PartialState()
-
-    def trainer_is_main() -> bool:
-        return state.is_main_process
-
-    def wait_for_everyone() -> None:
-        state.wait_for_everyone()
-
-    parser = _one_line_errors(TrlParser((TrainArguments, SandboxGRPOConfig), prog="trl-sandbox train"))
-    cuda = torch.cuda.is_available()
-    defaults: dict[str, Any] = dict(
-        output_dir="trl-sandbox-output",
-        num_generations=5,
-        max_completion_length=512,
-        max_steps=64,
-        per_device_train_batch_size=10,
-        learning_rate=8e-6,
-        beta=0.01,
-        loss_type="dapo",
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-    )
-    tiny = any(a == "tiny" and i and argv[i - 1] == "--model" for i, a in enumerate(argv)) or "--model=tiny" in argv
-    if tiny:  # the quick start (see trl_sandbox.tiny): short answers, a tiny model's learning rate, no KL term
-        defaults.update(num_generations=8, per_device_train_batch_size=32, max_completion_length=12, max_steps=300,
-                        learning_rate=1e-3, beta=0.0)
-    if cuda:
-        defaults.update(bf16=True, gradient_checkpointing=True)
-        if importlib.util.find_spec("vllm") is not None:
-            defaults.update(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.3)  # as the scripts
-    else:
-        defaults.update(use_cpu=True, bf16=False)
-    parser.set_defaults(**defaults)
-    try:
-        script_args, config = parser.parse_args_and_config(_sandbox_aliases(argv))
-    except ConfigurationError:
-        raise
-    except ValueError as exc:  # an unknown flag, or a check of GRPOConfig.__post_init__ (many lines for some)
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        unknown = re.search(r"not used by the HfArgumentParser: (\[.*\])", message)
-        if unknown:
-            message = f"unknown options {unknown.group(1)} (trl-sandbox train --help lists the options)"
-        raise ConfigurationError(message) from None
-    Scorer.from_config(config)  # the backend name, options and API key checked now, not after the warm start
-
-    tasks_name = script_args.tasks or ("quickstart" if script_args.model == "tiny" else "daytona")
-    quickstart = tasks_name == "quickstart"
-    rows = load_tasks(tasks_name, task_format=script_args.task_format, chat=script_args.chat)
-    if quickstart:  # GRPO on the held-apart split; the warm-up split is the warm start's (below)
+    tasks_name = ns.tasks or ("quickstart" if ns.model == "tiny" else "daytona")
+    rows = load_tasks(tasks_name, task_format=ns.task_format, chat=ns.chat)
+    if tasks_name == "quickstart":  # GRPO on the held-apart split; the warm-up split is the warm start's
         rows = [r for r in rows if r.get("split") == "rl"]
     valid, left_out = [], []
     for number, row in enumerate(rows, 1):
@@ -393,6 +439,107 @@ def train_main(argv: list[str]) -> int:
             raise TaskFormatError(f"{tasks_name}: no row is a valid task; {left_out[0]}{more}")
         logger.warning("trl-sandbox train: %s: %d of %d rows left out; %s%s", tasks_name, len(left_out), len(rows),
                        left_out[0], more)
+    return tasks_name, valid, len(rows)
+
+
+@contextlib.contextmanager
+def _no_save_bars() -> Iterator[None]:
+    """Without transformers' "Writing model shards" bar (a one-file save is instant; its bar is noise)."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
+def train_main(argv: list[str]) -> int:
+    """``trl-sandbox train``: GRPO with sandboxed code rewards. Writes the model and ``metrics.jsonl`` into
+    ``--output-dir``. Returns the exit code.
+
+    The options of :class:`TrainArguments` and :class:`~trl_sandbox.config.SandboxConfig` (short names such as
+    ``--backend`` and ``--pool-size``, or the long ``--sandbox_*`` ones), the model and the task file are checked
+    before torch and TRL are imported, so a mistake there is reported in well under 2 s."""
+    import importlib.util
+    import os
+
+    argv, file_options = _train_config_file(argv)
+    help_asked = any(a in ("-h", "--help") for a in argv)
+    if not help_asked:
+        ns, sandbox_config = _train_prechecks(argv, file_options)
+        from .scoring import Scorer
+
+        Scorer.from_config(sandbox_config)  # the backend name, options and API key
+        tasks_name, valid, rows_read = _train_rows(ns, sandbox_config)
+        _check_model(ns.model)
+        tiny = ns.model == "tiny"
+    else:
+        tiny = False
+
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    # OpenMP threads that wait for work sleep instead of spinning: on a busy machine (and beside the sandboxes),
+    # spinning threads take the CPU from the ones with work. Read when torch loads its OpenMP runtime, just below.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+    from accelerate import PartialState
+    from datasets import Dataset
+    from huggingface_hub.errors import HFValidationError
+    from transformers import PrinterCallback, ProgressCallback
+    from trl import TrlParser
+
+    from .rewards import code_reward
+    from .scoring import Scorer
+    from .trainer import RewardProgressCallback, SandboxGRPOConfig, SandboxGRPOTrainer
+
+    if tiny and "OMP_NUM_THREADS" not in os.environ:
+        # The tiny model's matrices are too small to share out: one thread is as fast on an idle machine, and on a
+        # busy one several threads wait on each other (4x slower with two other busy processes on 2 cores).
+        torch.set_num_threads(1)
+    state = PartialState()
+    parser = _one_line_errors(TrlParser((TrainArguments, SandboxGRPOConfig), prog="trl-sandbox train"))
+    cuda = torch.cuda.is_available()
+    defaults: dict[str, Any] = dict(
+        output_dir="trl-sandbox-output",
+        num_generations=5,
+        max_completion_length=512,
+        max_steps=64,
+        per_device_train_batch_size=10,
+        learning_rate=8e-6,
+        beta=0.01,
+        loss_type="dapo",
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+    )
+    if tiny:  # the quick start (see trl_sandbox.tiny): short answers, a tiny model's learning rate, no KL term
+        defaults.update(num_generations=8, per_device_train_batch_size=32, max_completion_length=12, max_steps=300,
+                        learning_rate=1e-3, beta=0.0)
+    if cuda:
+        defaults.update(bf16=True, gradient_checkpointing=True)
+        if importlib.util.find_spec("vllm") is not None:
+            defaults.update(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.3)  # as the scripts
+    else:
+        defaults.update(use_cpu=True, bf16=False)
+    parser.set_defaults(**defaults)
+    unknown_in_file = parser.set_defaults_with_config(**file_options) if file_options else []
+    if unknown_in_file:
+        raise ConfigurationError(f"config file: unknown option {unknown_in_file[0].lstrip('-')!r} "
+                                 "(trl-sandbox train --help lists the options)")
+    try:
+        script_args, config = parser.parse_args_into_dataclasses(args=argv)
+    except ConfigurationError:
+        raise
+    except ValueError as exc:  # an unknown flag, or a check of GRPOConfig.__post_init__ (many lines for some)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        unknown = re.search(r"not used by the HfArgumentParser: (\[.*\])", message)
+        if unknown:
+            message = f"unknown options {unknown.group(1)} (trl-sandbox train --help lists the options)"
+        raise ConfigurationError(message) from None
+    Scorer.from_config(config)  # as checked above, with the values TRL's parser read
+
     if config.max_steps > 0:  # as the seed repeats its prompts: enough rows for every step, any number of processes
         per_step = config.per_device_train_batch_size * state.num_processes * config.gradient_accumulation_steps
         needed = -(-config.max_steps * per_step // config.num_generations)
@@ -400,25 +547,26 @@ def train_main(argv: list[str]) -> int:
             valid = (valid * -(-needed // len(valid)))[: max(needed, len(valid))]
     dataset = Dataset.from_list(valid)
 
-    if script_args.model == "tiny":
+    if tiny:
         from .tiny import build_tiny_model
 
         # Saved to disk: with beta > 0, TRL loads the reference model from the policy's path.
         model_dir = os.path.join(config.output_dir, "tiny-init")
-        if trainer_is_main():
+        if state.is_main_process:
             tiny_model, tiny_tokenizer = build_tiny_model(seed=config.seed)
-            if quickstart and script_args.warm_start_steps > 0:
+            if tasks_name == "quickstart" and script_args.warm_start_steps > 0:
                 from .tiny import quickstart_tasks, warm_start
 
                 warmup = quickstart_tasks("warmup")
                 losses = warm_start(tiny_model, tiny_tokenizer, warmup, steps=script_args.warm_start_steps,
                                     seed=config.seed)
                 print(f"trl-sandbox train: warm start: {len(losses)} supervised steps on the {len(warmup)} warm-up "
-                      f"tasks' solutions (loss {losses[0]:.2f} -> {losses[-1]:.2f}); GRPO on the {len(rows)} "
+                      f"tasks' solutions (loss {losses[0]:.2f} -> {losses[-1]:.2f}); GRPO on the {rows_read} "
                       "held-apart tasks, whose solutions the model never saw", file=sys.stderr)
-            tiny_model.save_pretrained(model_dir)
+            with _no_save_bars():
+                tiny_model.save_pretrained(model_dir)
             tiny_tokenizer.save_pretrained(model_dir)
-        wait_for_everyone()
+        state.wait_for_everyone()
         model = model_dir
     else:
         model = script_args.model
@@ -427,18 +575,21 @@ def train_main(argv: list[str]) -> int:
         trainer = SandboxGRPOTrainer(
             model=model, reward_funcs=[code_reward], args=config, train_dataset=dataset
         )
-    except (OSError, HFValidationError) as exc:  # transformers' many-line "can't load", no hub, a bad repo id
+    except (OSError, HFValidationError) as exc:  # transformers' many-line "can't load", a bad repo id
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if model.startswith((".", "/", "~")) and not os.path.isdir(os.path.expanduser(model)):
-            first = "no such directory."
         raise ConfigurationError(
             f"cannot load the model {model!r}: {first} Pass a local directory, make the hub reachable, or use "
             "--model tiny"
         ) from None
+    # A bar with the figures one watches (reward, pass rate, step time) instead of one printed dict per step; the
+    # dicts stay in metrics.jsonl and TRL's loggers (report_to).
+    trainer.remove_callback(PrinterCallback if config.disable_tqdm else ProgressCallback)
+    trainer.add_callback(RewardProgressCallback(bar=not config.disable_tqdm))
     start = time.perf_counter()
     trainer.train()
     elapsed = time.perf_counter() - start
-    trainer.save_model(config.output_dir)
+    with _no_save_bars():
+        trainer.save_model(config.output_dir)
     if trainer.accelerator.is_main_process and trainer.state.global_step == 0 and config.max_steps != 0:
         print(
             f"trl-sandbox train: warning: no training step ran: {len(dataset)} tasks do not fill one batch of "
@@ -475,13 +626,18 @@ def cleanup_main(argv: list[str]) -> int:
         "--run-id; else those whose process on this host is gone, plus (with --older-than) those created longer "
         "ago than that on any host. A live run's sandboxes on this host are never selected.",
     ))
-    parser.add_argument("--backend", default="local", help="Backend name (local, daytona, e2b, cwsandbox, ray). Default: local.")
-    parser.add_argument("--backend-options", default=None, help="Backend constructor options as a JSON object.")
-    parser.add_argument("--run-id", default=None,
+    # The flags of `score` and `train` for the same things: short and long (`sandbox_`) names, - or _ alike.
+    parser.add_argument("--backend", "--sandbox-backend", "--sandbox_backend", dest="backend", default="local",
+                        help="Backend name (local, daytona, e2b, cwsandbox, hf, ray). Default: local.")
+    parser.add_argument("--backend-options", "--backend_options", "--sandbox-backend-options",
+                        "--sandbox_backend_options", dest="backend_options", default=None,
+                        help="Backend constructor options as a JSON object.")
+    parser.add_argument("--run-id", "--run_id", dest="run_id", default=None,
                         help="Select every sandbox of this run (label trl-sandbox-run), and only those.")
-    parser.add_argument("--older-than", default=None,
+    parser.add_argument("--older-than", "--older_than", dest="older_than", default=None,
                         help="Also select sandboxes older than this, on any host: 90m, 24h, 7d (not with --run-id).")
-    parser.add_argument("--dry-run", action="store_true", help="List what would be deleted; delete nothing.")
+    parser.add_argument("--dry-run", "--dry_run", dest="dry_run", action="store_true",
+                        help="List what would be deleted; delete nothing.")
     ns = parser.parse_args(argv)
     if ns.run_id and ns.older_than:
         raise ConfigurationError("--run-id selects one run's sandboxes whatever their age: use one of --run-id, "
@@ -580,7 +736,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except TrlSandboxError as exc:
         message = str(exc)
-        if argv[0] in ("score", "cleanup"):  # these take the fields as flags without their prefix
+        if argv[0] in ("score", "cleanup", "train"):  # the fields as the flags without their prefix name them
             message = re.sub(r"\bsandbox_(\w+)", lambda m: "--" + m.group(1).replace("_", "-"), message)
         print(f"trl-sandbox {argv[0]}: error: {message}", file=sys.stderr)
         return 2

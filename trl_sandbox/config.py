@@ -6,9 +6,11 @@ it without torch or trl. :class:`trl_sandbox.trainer.SandboxGRPOConfig` combines
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -338,7 +340,7 @@ class SandboxConfig:
         for name in ("sandbox_pool_size", "sandbox_max_concurrency"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigurationError(f"{name} must be a positive integer or None, got {value!r}")
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
         for name in ("sandbox_test_timeout", "sandbox_completion_timeout", "sandbox_create_timeout",
                      "sandbox_compile_timeout", "sandbox_tool_timeout"):
             if getattr(self, name) is None and name in ("sandbox_test_timeout", "sandbox_completion_timeout"):
@@ -372,3 +374,17 @@ class SandboxConfig:
                 f"sandbox_memory_limit={self.sandbox_memory_limit} bytes is too small to start Python; use at "
                 "least 64 MiB (67108864)"
             )
+
+
+def _add_short_flags(cls: type) -> None:
+    """Give every ``sandbox_*`` field of ``cls`` its short command-line names (``--pool-size`` and ``--pool_size``
+    for ``sandbox_pool_size``) as ``aliases`` metadata, which ``transformers.HfArgumentParser`` (hence ``trl.TrlParser``
+    and ``trl-sandbox train``) adds beside the long names; ``trl-sandbox score`` reads the same list, so every command
+    takes the same flags (``docs/cli.md``)."""
+    for f in dataclasses.fields(cls):
+        short = f.name.removeprefix("sandbox_")
+        flags = [f"--{short.replace('_', '-')}"] + ([f"--{short}"] if "_" in short else [])
+        f.metadata = types.MappingProxyType({**f.metadata, "aliases": flags})
+
+
+_add_short_flags(SandboxConfig)

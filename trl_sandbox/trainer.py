@@ -13,11 +13,14 @@ import functools
 import json
 import os
 import re
+import sys
+import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from transformers import TrainerCallback
+from transformers import ProgressCallback, TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from . import environment as _environment
@@ -29,7 +32,8 @@ from .pool import default_labels
 from .rewards import CodeReward
 from .scoring import Scorer, set_active_scorer
 
-__all__ = ["MetricsJsonlCallback", "SandboxGRPOConfig", "SandboxGRPOTrainer", "SandboxPoolCallback"]
+__all__ = ["MetricsJsonlCallback", "RewardProgressCallback", "SandboxGRPOConfig", "SandboxGRPOTrainer",
+           "SandboxPoolCallback"]
 
 
 @dataclass
@@ -52,8 +56,20 @@ class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
             # TRL turns an unset bf16 on, which a machine without a GPU refuses ("Your setup doesn't support
             # bf16/gpu"): the same config then runs on a laptop and on a GPU node. Set bf16 to choose.
             self.bf16 = False
+        if getattr(self, "activation_checkpointing", False) is None and self.gradient_checkpointing is not None:
+            # transformers >= 5.24 renamed gradient_checkpointing to activation_checkpointing and warns on the old
+            # name, which GRPOConfig sets by default (True): the same setting under its new name, without the warning.
+            self.activation_checkpointing, self.gradient_checkpointing = self.gradient_checkpointing, None
+            if self.gradient_checkpointing_kwargs is not None and self.activation_checkpointing_kwargs is None:
+                self.activation_checkpointing_kwargs, self.gradient_checkpointing_kwargs = (
+                    self.gradient_checkpointing_kwargs, None)
         GRPOConfig.__post_init__(self)  # TrainingArguments does not chain __post_init__ to our mixin
         self.validate_sandbox_options()
+
+
+#: The deprecation warnings of transformers (>= 5.24) that TRL's own calls raise at every step: see
+#: :meth:`SandboxGRPOTrainer.train`.
+_TRL_DEPRECATED_CALLS = r"`(gradient_checkpointing_enable|gradient_checkpointing_disable|is_gradient_checkpointing)` is"
 
 
 def _has_accelerator() -> bool:
@@ -93,7 +109,8 @@ class SandboxPoolCallback(TrainerCallback):
 
 
 class MetricsJsonlCallback(TrainerCallback):
-    """Appends one JSON object per logging step to ``path`` (main process only): ``step``, ``epoch``, and every
+    """Appends one JSON object per logging step to ``path`` (main process only): ``step``, ``epoch``,
+    ``num_processes`` (the training processes whose metrics TRL averaged into the record), and every
     logged value (TRL's ``reward``, ``rewards/*``, and the ``sandbox/*`` metrics of the code reward), plus the
     pool counters ``sandbox/pool_created``, ``sandbox/pool_replaced``, and the backend's own counters when it keeps
     some (Daytona: ``sandbox/backend_retries``, ``sandbox/backend_rate_limited``, ``sandbox/backend_orphans_deleted``).
@@ -115,7 +132,7 @@ class MetricsJsonlCallback(TrainerCallback):
     def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
         if not state.is_world_process_zero or not logs:
             return
-        record: dict[str, Any] = {"step": state.global_step, "epoch": state.epoch}
+        record: dict[str, Any] = {"step": state.global_step, "epoch": state.epoch, "num_processes": args.world_size}
         record.update({k: v for k, v in logs.items() if isinstance(v, (int, float, str, bool)) or v is None})
         scorer = self.trainer.scorer if self.trainer is not None else None
         if scorer is not None:
@@ -126,6 +143,68 @@ class MetricsJsonlCallback(TrainerCallback):
                 record.update({f"sandbox/backend_{k}": v for k, v in backend_stats.items()})
         with open(self.path, "a") as f:
             f.write(json.dumps(record) + "\n")
+
+
+class RewardProgressCallback(ProgressCallback):
+    """transformers' training progress bar with the figures one watches as its postfix (``reward``, ``pass rate``,
+    ``step`` time in seconds, and ``infra`` errors when there are some), instead of the one printed dict per logging
+    step of ``ProgressCallback.on_log``; every value stays in ``metrics.jsonl`` and TRL's loggers (``report_to``).
+
+    ``trl-sandbox train`` uses it. With a trainer of your own: ``trainer.remove_callback(ProgressCallback)`` then
+    ``trainer.add_callback(RewardProgressCallback())``.
+
+    Args:
+        bar: Draw the bar (tqdm, on stderr). False (``disable_tqdm=True``): print the same figures as one line at
+            about every tenth of the run's steps, and at its last.
+    """
+
+    #: ``(label, logged key, format)`` of the figures shown.
+    FIGURES = (("reward", "reward", "{:.3f}"), ("pass rate", "sandbox/pass_rate", "{:.3f}"),
+               ("step", "step_time", "{:.2f} s"), ("infra", "sandbox/infra_errors", "{:.0f}"))
+
+    def __init__(self, bar: bool = True) -> None:
+        super().__init__()
+        self.bar = bar
+        self._last_line = 0.0
+
+    def figures(self, logs: dict[str, Any]) -> dict[str, str]:
+        """The shown figures of one step's ``logs``: ``{label: formatted value}`` (``infra`` only when non-zero)."""
+        shown = {}
+        for label, key, fmt in self.FIGURES:
+            value = logs.get(key)
+            if isinstance(value, (int, float)) and not (label == "infra" and not value):
+                shown[label] = fmt.format(value)
+        return shown
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.bar:
+            super().on_train_begin(args, state, control, **kwargs)
+        else:
+            self.training_bar, self.current_step = None, 0
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.bar:
+            super().on_step_end(args, state, control, **kwargs)
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kwargs: Any) -> None:
+        if not state.is_world_process_zero or not logs:
+            return
+        shown = self.figures(logs)
+        if not shown:  # e.g. the final train_runtime record: trl-sandbox train prints its own summary
+            return
+        if self.training_bar is not None:
+            self.training_bar.set_postfix(shown, refresh=False)
+            return
+        every = max(1, state.max_steps // 10)
+        if not self.bar and (state.global_step % every == 0 or state.global_step >= state.max_steps
+                             or time.monotonic() - self._last_line > 60):
+            self._last_line = time.monotonic()
+            figures = "  ".join(f"{label} {value}" for label, value in shown.items())
+            print(f"step {state.global_step}/{state.max_steps}  {figures}", file=sys.stderr, flush=True)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.bar:
+            super().on_train_end(args, state, control, **kwargs)
 
 
 class SandboxGRPOTrainer(GRPOTrainer):
@@ -194,7 +273,11 @@ class SandboxGRPOTrainer(GRPOTrainer):
         if self.scorer.pool.started or self.scorer.pool.closed:  # a second train(): a fresh pool
             self._new_scorer()
         try:
-            return super().train(*args, **kwargs)
+            with warnings.catch_warnings():
+                # TRL (1.16) toggles checkpointing around each generation through transformers' old names, which
+                # transformers >= 5.24 deprecates: TRL's calls, nothing the user wrote or can change.
+                warnings.filterwarnings("ignore", _TRL_DEPRECATED_CALLS, FutureWarning)
+                return super().train(*args, **kwargs)
         finally:
             self._close_sandboxes()
 
