@@ -1,12 +1,29 @@
-"""Helpers shared by the benchmark scripts: medians, percentiles, Markdown tables, HumanEval samples."""
+"""Helpers shared by the benchmark scripts: progress lines, medians, percentiles, Markdown tables, HumanEval
+samples."""
 
 from __future__ import annotations
 
 import json
 import statistics
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+def progress(message: str) -> None:
+    """One timestamped line on stderr, flushed at once, as each stage of a benchmark begins: a long run shows where
+    it is, and stdout keeps only the results (the tables)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def scoring_bar(total: int, desc: str) -> Any:
+    """A tqdm bar on stderr for ``total`` completions (shown when stderr is a terminal, as ``trl-sandbox score``
+    shows its own); update it from ``Scorer.score``'s ``on_result``."""
+    from trl_sandbox.pool import progress_bar
+
+    return progress_bar(None, total=total, desc=desc, unit="completion")
 
 
 def percentile(values: Sequence[float], q: float) -> float:

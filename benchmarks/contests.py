@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
-from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
-from trl_sandbox.harness.compare import same_output  # noqa: E402
+from trl_sandbox import SandboxConfig, Scorer, Task
+from trl_sandbox.harness.compare import same_output
 
 # Each task: n numbers; print their sum, the maximum and the mean (a float) of the numbers.
 PROGRAM = (
@@ -104,7 +104,8 @@ def main() -> None:
     base = {"sandbox_pool_size": 1, "sandbox_test_timeout": 5.0, "sandbox_completion_timeout": 120.0}
     table_rows = []
     baselines = []
-    for _ in range(args.runs):
+    for run in range(args.runs):
+        progress(f"python -c baseline: run {run + 1}/{args.runs} ({n_tests} tests)")
         baseline_s, baseline_passed = python_c(rows, "float")
         assert baseline_passed == n_tests, baseline_passed
         baselines.append(baseline_s)
@@ -113,7 +114,8 @@ def main() -> None:
         scorer.score([Task.from_row(rows[0])], [PROGRAM])  # warm up
         for name, compare in JUDGES.items():
             times = []
-            for _ in range(args.runs):
+            for run in range(args.runs):
+                progress(f"judge {name}: run {run + 1}/{args.runs} ({n_tests} tests)")
                 seconds, results = scored(scorer, rows, PROGRAM, compare)
                 assert all(r.status == "passed" for r in results), [r.error for r in results if not r.passed][:2]
                 times.append(seconds)
@@ -126,6 +128,7 @@ def main() -> None:
 
     stop_rows = []
     for mode in ("pass_rate", "all_or_nothing"):
+        progress(f"wrong completions, reward {mode}: {args.runs} runs")
         with Scorer.from_config(SandboxConfig(**base, sandbox_reward=mode)) as scorer:
             scorer.score([Task.from_row(rows[0])], [WRONG])
             runs = [scored(scorer, rows, WRONG, None) for _ in range(args.runs)]

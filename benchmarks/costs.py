@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
-from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
+from trl_sandbox import SandboxConfig, Scorer, Task
 
 LINES = 200_000
 STDIN = f"{LINES}\n" + "".join(f"{i}\n" for i in range(LINES))
@@ -42,7 +42,7 @@ CASES = [
 
 def plain_exec(program: str, test: str) -> float:
     start = time.perf_counter()
-    exec(program + "\n" + test, {})
+    exec(program + "\n" + test, {})  # noqa: S102  the baseline: the same code with no sandbox at all
     return time.perf_counter() - start
 
 
@@ -61,6 +61,7 @@ def main() -> None:
     config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=30.0, sandbox_completion_timeout=60.0)
     with Scorer.from_config(config) as scorer:
         for name, program, test in CASES:
+            progress(f"{name}: {args.runs} runs in a sandbox and in plain Python")
             task = Task.from_row({"task_id": name, "test_list": [test]})
             sandboxed, statuses = [], set()
             for _ in range(args.runs):
@@ -71,6 +72,7 @@ def main() -> None:
             rows.append({"case": name, "status": "/".join(sorted(statuses)), "runs": args.runs,
                          "sandbox s": median(sandboxed), "plain Python s": plain,
                          "x plain": median(sandboxed) / plain})
+        progress(f"stdin, {LINES:,} lines: {args.runs} runs in a sandbox and in plain Python")
         task = Task.from_row({"task_id": "stdin", "inputs": [STDIN], "outputs": [f"{sum(range(LINES))}\n"]})
         sandboxed, statuses = [], set()
         for _ in range(args.runs):

@@ -24,9 +24,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import ClassVar
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
@@ -40,7 +41,7 @@ def scripted(base, cell):
              {"name": "submit", "arguments": {"code": "print(int(input()) % 2 and 'NO' or 'YES')"}}, "Done."]
 
     class Timed(scripted_policy(base, turns)):
-        tool_seconds: list[float] = []
+        tool_seconds: ClassVar[list[float]] = []  # every instance's, in order
 
         def _tool_call_loop(self, *args, **kwargs):
             start = time.perf_counter()
@@ -73,22 +74,25 @@ def main() -> None:
            "prompt": [{"role": "user", "content": "Print YES if n is even, else NO."}]}
     work = Path(tempfile.mkdtemp(prefix="trl-sandbox-bench-"))
     work.chmod(0o711)
-    model_dir = work / "model"
-    model, tokenizer = build_tool_calling_tiny_model()
-    model.save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
     dataset = Dataset.from_list([row] * (args.rollouts * args.steps))
-    common = dict(max_steps=args.steps, num_generations=8, per_device_train_batch_size=args.rollouts,
-                  max_completion_length=512, report_to="none", logging_steps=1, use_cpu=True, bf16=False)
-    sandbox = dict(sandbox_pool_size=2, sandbox_max_sessions=args.rollouts, sandbox_tool_timeout=30.0,
-                   sandbox_backend_options={"root_dir": str(work / "sandboxes")})
+    common = {"max_steps": args.steps, "num_generations": 8, "per_device_train_batch_size": args.rollouts,
+              "max_completion_length": 512, "report_to": "none", "logging_steps": 1, "use_cpu": True, "bf16": False}
+    sandbox = {"sandbox_pool_size": 2, "sandbox_max_sessions": args.rollouts, "sandbox_tool_timeout": 30.0,
+               "sandbox_backend_options": {"root_dir": str(work / "sandboxes")}}
     rows = []
     try:
+        progress("building the tiny tool-calling model")
+        model_dir = work / "model"
+        model, tokenizer = build_tool_calling_tiny_model()
+        model.save_pretrained(model_dir)
+        tokenizer.save_pretrained(model_dir)
+        progress(f"GRPOTrainer (TRL's loop): {args.steps} steps of {args.rollouts} rollouts")
         with CodeEnvironment.factory(SandboxConfig(**sandbox)) as make_env:
             trl_trainer = scripted(GRPOTrainer, cell)(
                 model=str(model_dir), reward_funcs=[], train_dataset=dataset, environment_factory=make_env,
                 args=GRPOConfig(output_dir=str(work / "trl"), **common))
             trl_trainer.train()
+        progress(f"SandboxGRPOTrainer: {args.steps} steps of {args.rollouts} rollouts")
         ours = scripted(SandboxGRPOTrainer, cell)(
             model=str(model_dir), reward_funcs=[], train_dataset=dataset, environment_factory=CodeEnvironment,
             args=SandboxGRPOConfig(output_dir=str(work / "ours"), **common, **sandbox))

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, scoring_bar, table
 
-from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
-from trl_sandbox.harness.compare import same_output  # noqa: E402
-from trl_sandbox.languages import LANGUAGES, build_spec  # noqa: E402
+from trl_sandbox import SandboxConfig, Scorer, Task
+from trl_sandbox.harness.compare import same_output
+from trl_sandbox.languages import LANGUAGES, build_spec
 
 # Each program: read n numbers, print their sum plus a constant k (0 for every program: k only makes sources differ).
 SOURCES = {
@@ -90,7 +90,9 @@ def plain(language: str, programs: list[str], task: Task, jobs: int) -> tuple[fl
 def sandboxed(scorer: Scorer, language: str, programs: list[str], task: Task) -> tuple[float, int]:
     tag = {"javascript": "js"}.get(language, language)
     start = time.perf_counter()
-    results = scorer.score([task] * len(programs), [f"```{tag}\n{p}```" for p in programs])
+    with scoring_bar(len(programs), language) as bar:
+        results = scorer.score([task] * len(programs), [f"```{tag}\n{p}```" for p in programs],
+                               on_result=lambda i, result: bar.update(1))
     return time.perf_counter() - start, sum(r.passed for r in results)
 
 
@@ -109,6 +111,7 @@ def main() -> None:
     config = SandboxConfig(sandbox_pool_size=args.jobs, sandbox_test_timeout=10.0,
                            sandbox_backend_options={"root_dir": root})
     try:
+        progress(f"starting the sandbox pool (size {args.jobs})")
         with Scorer.from_config(config) as scorer:
             for language in args.languages:
                 if not all(shutil.which(t) for t in LANGUAGES[language].toolchain):
@@ -121,7 +124,9 @@ def main() -> None:
                     ("trl-sandbox, identical completions (one compile)", sandboxed, same),
                 ):
                     times, passed = [], 0
-                    for _ in range(args.runs):
+                    for run in range(args.runs):
+                        progress(f"{language}, {variant}: run {run + 1}/{args.runs} ({args.completions} completions "
+                                 f"x {args.tests} tests)")
                         if fn is plain:
                             seconds, passed = plain(language, programs, task, args.jobs)
                         else:

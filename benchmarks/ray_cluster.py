@@ -24,16 +24,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
-from trl_sandbox.config import SandboxConfig  # noqa: E402
-from trl_sandbox.loading import load_tasks  # noqa: E402
-from trl_sandbox.scoring import Scorer  # noqa: E402
-from trl_sandbox.tasks import Task  # noqa: E402
-
-
-def progress(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+from trl_sandbox.config import SandboxConfig
+from trl_sandbox.loading import load_tasks
+from trl_sandbox.scoring import Scorer
+from trl_sandbox.tasks import Task
 
 
 def workload(repeat: int) -> tuple[list[Task], list[str]]:

@@ -26,18 +26,19 @@ from pathlib import Path
 import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
-from trl_sandbox.loading import load_tasks  # noqa: E402
-from trl_sandbox.pool import SandboxPool  # noqa: E402
-from trl_sandbox.scoring import Scorer  # noqa: E402
-from trl_sandbox.tasks import Task  # noqa: E402
-from trl_sandbox.testing import MockBackend, harness_reply  # noqa: E402
+from trl_sandbox.loading import load_tasks
+from trl_sandbox.pool import SandboxPool
+from trl_sandbox.scoring import Scorer
+from trl_sandbox.tasks import Task
+from trl_sandbox.testing import MockBackend, harness_reply
 
 
 def pool_creation(sizes: list[int], latency: float, runs: int) -> list[dict]:
     rows = []
     for n in sizes:
+        progress(f"pool creation, mock backend: {n} sandboxes, {runs} runs")
         times = []
         for _ in range(runs):
             backend = MockBackend(handler=lambda r: harness_reply(r, passed=True), create_latency_s=latency)
@@ -80,6 +81,7 @@ def local_creation(sizes: list[int], runs: int) -> list[dict]:
 
     rows = []
     for n in sizes:
+        progress(f"pool creation, local backend: {n} sandboxes, {runs} runs")
         results = [anyio.run(go, n) for _ in range(runs)]
         t, single = median([r[0] for r in results]), median([r[1] for r in results])
         rows.append({"backend": "local (fork server)", "sandboxes": n, "runs": runs, "seconds": t,
@@ -92,10 +94,11 @@ def makespan(completions: int, pool_size: int, create_latency: float, exec_laten
     tasks = [Task.from_row(rows[i % len(rows)]) for i in range(completions)]
     samples = [rows[i % len(rows)]["prompt"] + rows[i % len(rows)]["canonical_solution"] for i in range(completions)]
     times, trips = [], []
-    for _ in range(runs):
+    for run in range(runs):
+        progress(f"scoring makespan, mock backend: run {run + 1}/{runs} ({completions} completions, pool {pool_size})")
         calls = []
 
-        def handler(request):
+        def handler(request, calls=calls):
             calls.append(1)
             return harness_reply(request, passed=True)
 
@@ -133,6 +136,7 @@ def e2b_through_fake(completions: int, pool_size: int, latency: float) -> dict:
         os.environ.update({"E2B_API_KEY": "test-key", "E2B_API_URL": url, "E2B_SANDBOX_URL": url,
                            "E2B_HTTP_VERSION": "1.1", "TRL_SANDBOX_LOCK_DIR": root})  # pacing lock file: in root
         fake.latency_s = latency
+        progress(f"e2b backend through its fake: {completions} completions, pool {pool_size}")
         try:
             scorer = Scorer.from_config(SandboxConfig(sandbox_backend="e2b", sandbox_pool_size=pool_size))
             t0 = time.perf_counter()
@@ -182,6 +186,7 @@ def hf_through_fake(completions: int, pool_size: int, latency: float) -> dict:
         huggingface_hub.constants.HF_HUB_OFFLINE = False
         huggingface_hub.constants.HF_HOME = hf_home
         fake.latency_s = latency
+        progress(f"hf backend through its fake: {completions} completions, pool {pool_size}")
         try:
             scorer = Scorer.from_config(SandboxConfig(sandbox_backend="hf", sandbox_pool_size=pool_size))
             t0 = time.perf_counter()

@@ -29,12 +29,12 @@ MIX = [
     (25, "def f(x):\n    return x + 2\n", "failed"),
     (15, "def f(x)\n    return x\n", "error"),
     (6, "import time\ndef f(x):\n    time.sleep(30)\n", "timeout"),
-    (4, "import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
-        "            pass\n", "timeout"),
+    (4, ("import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n"
+         "            pass\n"), "timeout"),
     (4, "import sys\ndef f(x):\n    while True:\n        sys.stdout.write('x' * 65536)\n", "timeout"),
     (3, "def f(x):\n    return len(bytearray(8 << 30))\n", "failed"),
-    (3, "import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(60)\n"
-        "    return x * x\n", "passed"),
+    (3, ("import os, time\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        time.sleep(60)\n"
+         "    return x * x\n"), "passed"),
 ]
 
 

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import table  # noqa: E402
+from _common import progress, scoring_bar, table
 
-from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks  # noqa: E402
+from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks
 
 CONSTANTS = ["True", "False", "0", "1", "[]", "''", "None"]
 
@@ -33,8 +33,10 @@ def stubs_for(task: Task) -> list[str]:
 def measure(name: str, tasks: list[Task], mode: str) -> dict[str, object]:
     config = SandboxConfig(sandbox_reward=mode, sandbox_test_timeout=5.0)
     completions = [(t, s) for t in tasks for s in stubs_for(t)]
-    with Scorer.from_config(config) as scorer:
-        results = scorer.score([t for t, _ in completions], [s for _, s in completions])
+    progress(f"{name}, reward {mode}: {len(completions)} stub completions of {len(tasks)} tasks")
+    with Scorer.from_config(config) as scorer, scoring_bar(len(completions), f"{name}, {mode}") as bar:
+        results = scorer.score([t for t, _ in completions], [s for _, s in completions],
+                               on_result=lambda i, result: bar.update(1))
     per_task: dict[str, list[float]] = {}
     passes_with_pass: set[str] = set()
     for (task, stub), result in zip(completions, results):

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import humaneval_samples, median, percentile, table  # noqa: E402
+from _common import humaneval_samples, median, percentile, progress, table
 
 
 def python_c(repeat: int, workers: int = 2) -> tuple[float, list[float], int]:
@@ -44,7 +44,7 @@ def python_c(repeat: int, workers: int = 2) -> tuple[float, list[float], int]:
 
     def one(code: str) -> tuple[float, bool]:
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
         return time.perf_counter() - t0, proc.returncode == 0
 
     start = time.perf_counter()
@@ -159,7 +159,8 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
     rows = []
     for name, n, fn in variants:
         rates, p50s, p99s, passed = [], [], [], []
-        for _ in range(args.runs):
+        for i in range(args.runs):
+            progress(f"{name}: run {i + 1}/{args.runs} ({n} completions)")
             elapsed, latencies, ok = fn()
             rates.append(n / elapsed)
             p50s.append(percentile(latencies, 50) * 1000)

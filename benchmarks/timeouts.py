@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
-from trl_sandbox import SandboxConfig, Scorer, Task  # noqa: E402
+from trl_sandbox import SandboxConfig, Scorer, Task
 
 
 def cases(n: int, budget: float) -> list[tuple[str, str, float]]:
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with Scorer.from_config(config) as scorer:
         for name, code, bound in cases(args.tests, args.test_timeout):
+            progress(f"{name}: {args.runs} runs")
             times, status = [], None
             for _ in range(args.runs):
                 t0 = time.perf_counter()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import median, table  # noqa: E402
+from _common import median, progress, table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="trl-sandbox-overhead-"))
+    try:
+        return measure(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # on an error too
 
+
+def measure(args: argparse.Namespace, tmp: Path) -> int:
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -40,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     from trl_sandbox.testing import MockBackend, harness_reply
     from trl_sandbox.tiny import build_tiny_model
 
-    tmp = Path(tempfile.mkdtemp(prefix="trl-sandbox-overhead-"))
+    progress("building the tiny model")
     model, tokenizer = build_tiny_model()
     model.save_pretrained(tmp / "model")
     tokenizer.save_pretrained(tmp / "model")
@@ -52,19 +59,20 @@ def main(argv: list[str] | None = None) -> int:
         def __init__(self) -> None:
             self.times: list[float] = []
 
-        def on_step_begin(self, args, state, control, **kwargs):  # noqa: ANN001
+        def on_step_begin(self, args, state, control, **kwargs):
             self.t0 = time.perf_counter()
 
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+        def on_step_end(self, args, state, control, **kwargs):
             self.times.append(time.perf_counter() - self.t0)
 
-    common = dict(use_cpu=True, bf16=False, report_to="none", per_device_train_batch_size=8, num_generations=4,
-                  max_completion_length=32, max_steps=args.steps, logging_steps=1, save_strategy="no", seed=0)
+    common = {"use_cpu": True, "bf16": False, "report_to": "none", "per_device_train_batch_size": 8,
+              "num_generations": 4, "max_completion_length": 32, "max_steps": args.steps, "logging_steps": 1,
+              "save_strategy": "no", "seed": 0}
 
     reward_times: list[float] = []
 
-    def timed(fn):  # noqa: ANN001, ANN202
-        def reward(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def timed(fn):
+        def reward(*a, **k):
             t0 = time.perf_counter()
             try:
                 return fn(*a, **k)
@@ -75,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return reward
 
     @timed
-    def in_process_reward(completions, **kwargs):  # noqa: ANN001
+    def in_process_reward(completions, **kwargs):
         # The same rewards as the mock's (every test passes: 1.0), so both runs train identically.
         return [1.0 for _ in completions]
 
@@ -100,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[float]] = {"plain GRPOTrainer, in-process reward": [],
                                        "SandboxGRPOTrainer, mock backend (zero-time executions)": []}
     in_reward: dict[str, list[float]] = {name: [] for name in results}
-    for _ in range(args.runs):
+    for run in range(args.runs):
         for name, fn in zip(results, (plain, sandboxed)):
+            progress(f"{name}: run {run + 1}/{args.runs}, {args.steps} steps")
             reward_times.clear()
             times = fn()
             results[name].append(median(times[1:]))
@@ -114,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
                     "step - plain, ms": (m - base) * 1000, "in reward ms/step": median(in_reward[name]) * 1000})
     print(f"Tiny Qwen3 on CPU, batch 8, 4 generations, 32 tokens; medians over steps 2..{args.steps} and runs\n")
     print(table(out, ["trainer", "steps", "runs", "step s", "step - plain, ms", "in reward ms/step"]))
-    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -7,7 +7,7 @@ and submits; the reward is the submission's test verdict.
 ``SandboxGRPOTrainer(environment_factory=CodeEnvironment)`` gives every rollout a ``python`` and a ``submit`` tool
 (TRL's tool calling, TRL >= 1.16): the sessions live in sandboxes of the trainer's pool, a turn's tool calls of every
 rollout run at once, and every sandbox is deleted when training ends. The task rows are code_contests-style rows as
-the dataset publishes them (here, the bundled Daytona example's tasks and one stdin problem).
+the dataset publishes them (here one stdin problem, parity, repeated; a step has 8 rollouts, 4 per prompt).
 
 A random tiny model writes no tool calls, so ``--model scripted`` plays a fixed policy instead of generating: turn
 one runs a cell, turn two submits a solution. It shows the mechanics (sessions, tool results in the prompt,
@@ -42,15 +42,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="scripted", help="A chat model with tool calling, or 'scripted'.")
     parser.add_argument("--steps", type=int, default=2)
-    parser.add_argument("--output-dir", default=None)
+    parser.add_argument("--output-dir", default=None,
+                        help="where to keep the run (metrics.jsonl, checkpoint); default: a temporary directory, "
+                             "removed when the script ends")
     args = parser.parse_args()
+    if args.output_dir is not None:
+        run(args, args.output_dir)
+        print(f"metrics: {os.path.join(args.output_dir, 'metrics.jsonl')}")
+        return
+    # Removed when the run ends, by an exception too: no run leaves its checkpoint behind in the temp directory.
+    with tempfile.TemporaryDirectory(prefix="agentic-coding-") as output_dir:
+        run(args, output_dir)
+    print("the run's directory was temporary and is removed; --output-dir DIR keeps metrics.jsonl and the checkpoint")
 
+
+def run(args: argparse.Namespace, output_dir: str) -> None:
     import torch
     from datasets import Dataset
 
     from trl_sandbox import CodeEnvironment, SandboxGRPOConfig, SandboxGRPOTrainer
 
-    output_dir = args.output_dir or tempfile.mkdtemp(prefix="agentic-coding-")
     model = args.model
     trainer_class = SandboxGRPOTrainer
     if args.model == "scripted":
@@ -81,7 +92,6 @@ def main() -> None:
                   f"{record['sandbox/tool_seconds_mean'] * 1000:.0f} ms per call (p95 "
                   f"{record['sandbox/tool_seconds_p95'] * 1000:.0f} ms), submitted {record['sandbox/submitted']:.0%}")
     print(f"sessions created: {pool.stats.sessions_created}; sandboxes left: {len(pool.live_sandboxes())}")
-    print(f"metrics: {os.path.join(output_dir, 'metrics.jsonl')}")
 
 
 if __name__ == "__main__":

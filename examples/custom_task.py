@@ -87,8 +87,7 @@ def main() -> None:
               f"{result.tests_passed}/{result.tests_total} tests")
 
     with open(args.out, "w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row) + "\n")
+        f.writelines(json.dumps(row) + "\n" for row in rows)
     print(f"wrote {len(rows)} tasks to {args.out}: trl-sandbox train --tasks {args.out}")
 
 

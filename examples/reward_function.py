@@ -23,14 +23,14 @@ COMPLETIONS = [
     "def add(a, b):\n    return a + b\n",  # arithmetic
     "def shout(s):\n    return ' '.join(reversed(s.split())).upper() + '!'\n",  # string operations
     "def square(x)\n    return x * x\n",  # a syntax error
-    "def mean(xs):\n    return sum(xs) / len(xs[0])\n",  # a runtime error (TypeError)
+    "def mean(xs):\n    return sum(xs) / len(xs[0])\n",  # raises TypeError when called: its tests fail (failed)
     "def evens(xs):\n    return [x for x in xs if x % 2 == 0]\n",  # a list comprehension
 ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", default="local", help="local (default), daytona or mock")
+    parser.add_argument("--backend", default="local", help="sandbox backend: local (default), daytona, e2b, hf...")
     parser.add_argument("--pool-size", type=int, default=4, help="sandboxes in the pool")
     args = parser.parse_args()
 

@@ -1,6 +1,7 @@
 """One GRPO step with SandboxGRPOTrainer: the drop-in replacement of trl.GRPOTrainer that owns a sandbox pool.
 
-The toy dataset is the five tasks of TRL's Daytona example, shipped with trl-sandbox (``load_tasks("daytona")``).
+The toy dataset is the two tasks of TRL's Daytona example (sorting, maximum subarray), shipped with trl-sandbox
+(``load_tasks("daytona")``); the step scores 4 completions of one of them per training process.
 The sandboxes exist only while ``train()`` runs; the step's metrics (``sandbox/*`` next to TRL's own) are printed
 and written to OUTPUT_DIR/metrics.jsonl, which ``trl-sandbox plot OUTPUT_DIR`` draws.
 

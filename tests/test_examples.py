@@ -1,7 +1,9 @@
 """The scripts of examples/ run as a user runs them, on small settings, and print what they promise."""
 
+import getpass
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,21 +15,24 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def run(script, *args, cwd, timeout=300):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    # The examples use the local backend's default sandbox root, as users do: it must be empty afterwards, and is
-    # removed when this test made it.
-    root = Path(tempfile.gettempdir()) / f"trl-sandbox-{os.geteuid()}"
-    existed, left = root.exists(), []
+    """Run an example as a user does, with a fresh temp directory of its own (``TMPDIR``): the example must leave
+    nothing there. The local backend's sandbox root (``trl-sandbox-<uid>``, made there) must be left empty."""
+    # Beside the system's temp directories, not in pytest's private one: the sandbox user must reach the root.
+    tmp = Path(tempfile.mkdtemp(prefix="trl-sandbox-examples-"))
+    tmp.chmod(0o755)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp)}
     try:
         proc = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True, text=True,
-                              env=env, cwd=cwd, timeout=timeout)
+                              env=env, cwd=cwd, timeout=timeout, check=False)
+        left = {p.name: sorted(c.name for c in p.iterdir()) if p.is_dir() else None for p in tmp.iterdir()}
     finally:
-        if root.exists():
-            left = sorted(p.name for p in root.iterdir())
-            if not existed and not left:
-                root.rmdir()
+        shutil.rmtree(tmp, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert not left or existed, f"left in {root}: {left}"
+    root = f"trl-sandbox-{os.geteuid()}"
+    assert left.pop(root, []) == [], f"left in {tmp / root}"  # the root itself: the local backend's to remove
+    # Not the example's: the cache directory that importing torch's compiler (trl does) makes, once per user.
+    left.pop(f"torchinductor_{getpass.getuser()}", None)
+    assert left == {}, f"{script} left in its temp directory: {left}"
     return proc.stdout
 
 
@@ -75,3 +80,14 @@ def test_agentic_coding(tmp_path):
               cwd=tmp_path)
     assert "step 1: reward 1.00, 2.0 tool calls per rollout" in out and "submitted 100%" in out
     assert "sessions created: 8; sandboxes left: 0" in out
+    assert (tmp_path / "run" / "metrics.jsonl").exists() and f"metrics: {tmp_path / 'run' / 'metrics.jsonl'}" in out
+
+
+@pytest.mark.slow
+def test_agentic_coding_without_an_output_dir_removes_its_run(tmp_path):
+    """No --output-dir: the run (model, checkpoint, metrics) goes to a temporary directory, removed at the end
+    (``run`` checks that the temp directory is left empty)."""
+    pytest.importorskip("trl")
+    out = run("agentic_coding.py", "--model", "scripted", "--steps", "1", cwd=tmp_path)
+    assert "sessions created: 8; sandboxes left: 0" in out and "temporary and is removed" in out
+    assert list(tmp_path.iterdir()) == []  # nothing in the working directory either

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -30,6 +31,34 @@ def dry_run(script, **env):
     proc = subprocess.run(["bash", str(LAUNCH / script), "--max_steps", "3"], capture_output=True, text=True,
                           env={**os.environ, "DRY_RUN": "1", **env}, check=True)
     return shlex.split(proc.stdout)
+
+
+# What the launch scripts call besides bash's builtins; `accelerate` and `trl-sandbox` only when not a dry run.
+SCRIPT_TOOLS = ("dirname", "nproc", "grep", "wc", "hostname", "awk")
+
+
+CPUS = len(os.sched_getaffinity(0))  # what nproc counts, whatever OMP_NUM_THREADS says
+
+
+def gpuless_env(bin_dir, nvidia_smi=None, **env):
+    """The environment of a machine without GPUs: PATH is only ``bin_dir``, holding links to the tools the scripts
+    use, so no nvidia-smi is found wherever the real one lives; ``nvidia_smi``: the text of a stand-in script (one
+    that fails as nvidia-smi does without a driver, say)."""
+    bin_dir.mkdir(exist_ok=True)
+    for tool in SCRIPT_TOOLS:
+        if shutil.which(tool) and not (bin_dir / tool).exists():
+            (bin_dir / tool).symlink_to(shutil.which(tool))
+    if nvidia_smi is not None:
+        (bin_dir / "nvidia-smi").write_text(nvidia_smi)
+        (bin_dir / "nvidia-smi").chmod(0o755)
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("SLURM_") and k not in ("DRY_RUN", "GPUS_PER_NODE", "POOL_SIZE", "BACKEND")}
+    return {**base, "PATH": str(bin_dir), **env}
+
+
+def run_script(script, env, *args):
+    return subprocess.run([shutil.which("bash"), str(LAUNCH / script), *args], capture_output=True, text=True,
+                          env=env, check=False)
 
 
 def train_options(argv):
@@ -70,22 +99,63 @@ def test_multi_node_script_counts_processes_over_nodes():
 def test_train_takes_the_reward_flags_as_score_spells_them():
     from trl import TrlParser
 
-    from trl_sandbox.cli import TrainArguments, _sandbox_aliases
+    from trl_sandbox.cli import TrainArguments
     from trl_sandbox.trainer import SandboxGRPOConfig
 
     parser = TrlParser((TrainArguments, SandboxGRPOConfig))
     argv = ["--output_dir", "out", "--use_cpu", "true", "--bf16", "false", "--reward", "all_or_nothing",
             '--reward-values={"error": -0.5}']
-    _script, config = parser.parse_args_and_config(_sandbox_aliases(argv))
+    _script, config = parser.parse_args_and_config(argv)
     assert config.sandbox_reward == "all_or_nothing" and config.sandbox_reward_values == {"error": -0.5}
 
 
-def test_multi_gpu_script_without_gpus_says_so():
-    """DRY_RUN on a machine without nvidia-smi: the script's own message, not bash's "command not found"."""
-    env = {**os.environ, "DRY_RUN": "1", "PATH": "/usr/bin:/bin"}  # no nvidia-smi here
-    env.pop("GPUS_PER_NODE", None)
-    proc = subprocess.run(["bash", str(LAUNCH / "train_multi_gpu.sh")], capture_output=True, text=True, env=env)
+NO_DRIVER = "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.'\nexit 9\n"
+
+
+@pytest.mark.parametrize("nvidia_smi", [None, NO_DRIVER], ids=["no-nvidia-smi", "no-driver"])
+def test_dry_runs_print_the_command_on_a_machine_without_gpus(tmp_path, nvidia_smi):
+    """DRY_RUN=1 prints the whole `accelerate launch ... train` command and exits 0 where there is no GPU at all
+    (the multi-GPU script stands in 8 GPUs per node, and says so on stderr)."""
+    env = gpuless_env(tmp_path / "bin", nvidia_smi, DRY_RUN="1", OMP_NUM_THREADS="1")
+    one = run_script("train_1gpu.sh", env, "--max_steps", "3")
+    assert one.returncode == 0, one.stderr
+    argv = shlex.split(one.stdout)
+    assert argv[:7] == ["accelerate", "launch", "--config_file", str(LAUNCH / "1gpu.yaml"), "-m", "trl_sandbox.cli",
+                        "train"]
+    script, config = train_options(argv)
+    assert script.model == "Qwen/Qwen3-1.7B-Base" and script.tasks == "daytona" and config.output_dir == "runs/1gpu"
+    assert config.use_vllm and config.vllm_mode == "colocate" and config.vllm_gpu_memory_utilization == 0.3
+    assert config.sandbox_backend == "local" and config.sandbox_pool_size == CPUS and config.max_steps == 3
+    assert "--bf16" in argv and argv[argv.index("--bf16") + 1] == "true"
+
+    multi = run_script("train_multi_gpu.sh", env, "--max_steps", "3")
+    assert multi.returncode == 0, multi.stderr
+    assert "no GPU found" in multi.stderr and "GPUS_PER_NODE=8" in multi.stderr
+    assert "command not found" not in multi.stderr
+    argv = shlex.split(multi.stdout)
+    assert argv[:2] == ["accelerate", "launch"] and argv[argv.index("-m") : argv.index("-m") + 3] == [
+        "-m", "trl_sandbox.cli", "train"]  # fmt: skip
+    launch = argv[2 : argv.index("-m")]
+    assert dict(zip(launch[::2], launch[1::2])) == {
+        "--config_file": str(LAUNCH / "multi_gpu.yaml"), "--num_processes": "8", "--num_machines": "1",
+        "--machine_rank": "0", "--main_process_ip": "127.0.0.1", "--main_process_port": "29500",
+    }  # fmt: skip
+    script, config = train_options(argv)
+    assert script.model == "Qwen/Qwen3-1.7B-Base" and config.output_dir == "runs/multi_gpu" and config.max_steps == 3
+    assert config.use_vllm and config.vllm_mode == "colocate" and config.sandbox_backend == "local"
+    assert config.sandbox_pool_size == max(1, CPUS // 8)  # this machine's CPUs over the 8 processes
+
+    slurm = run_script("ray_slurm.sbatch", env)
+    assert slurm.returncode == 0, slurm.stderr
+    assert any(line.split()[:2] == ["srun", "--het-group=0"] and "train" in line.split()
+               for line in slurm.stdout.splitlines())
+
+
+def test_multi_gpu_script_without_gpus_says_so(tmp_path):
+    """Not a dry run, on a machine without nvidia-smi: the script's own message, not bash's "command not found"."""
+    proc = run_script("train_multi_gpu.sh", gpuless_env(tmp_path / "bin"))
     assert proc.returncode == 2 and "no GPU found" in proc.stderr and "command not found" not in proc.stderr
+    assert proc.stdout == ""  # nothing launched
 
 
 def dry_run_commands(script, *args, **env):

@@ -10,9 +10,11 @@
   (``sandbox/exec_seconds_mean`` and ``_p95``) and waiting for a sandbox (``sandbox/queue_seconds_mean``), with
   the whole step (``step_time``) for scale;
 - ``statuses.png``: completions per step by outcome (passed, failed, timeouts, errors by kind: syntax, runtime,
-  exit; banned, infra errors, cancelled...).
+  exit; banned, infra errors, cancelled...), stacked to the step's completions.
 
-matplotlib is imported only when plotting.
+The ± std band stops at the values a reward can take (:func:`reward_range_of`); steps are whole numbers on every
+axis. :func:`draw_run` gives the figures without saving them (to inspect them, as the tests do). matplotlib is
+imported only when plotting, and only its object API is used (no pyplot state, no backend switch).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from .errors import TrlSandboxError
 
-__all__ = ["PlotError", "plot_run", "read_metrics"]
+__all__ = ["PlotError", "draw_run", "plot_run", "process_count", "read_metrics", "reward_range_of"]
 
 _STATUS_SERIES = {
     "sandbox/timeouts": "timeout",
@@ -36,6 +38,7 @@ _STATUS_SERIES = {
     "sandbox/infra_errors": "infra error",
     "sandbox/invalid_tasks": "invalid task",
     "sandbox/cancelled": "cancelled",
+    "sandbox/unserializable": "unserializable",
 }
 
 
@@ -83,63 +86,80 @@ def _series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[
     return steps, values
 
 
-def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int = 120) -> list[Path]:
-    """Draw the run's rewards, pass rate, sandbox time and outcomes per step to PNG files.
+def reward_range_of(records: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """The values a completion's reward can take, as far as the run's metrics tell: None when unknown.
+
+    TRL logs each step's mean reward and its standard deviation, not its extremes, and a run's reward values are
+    not in its metrics. With the code reward alone (one reward function, ``rewards/code_reward/*``: what
+    ``trl-sandbox train`` and ``SandboxGRPOTrainer`` use by default), the range is that of the default reward
+    values (:data:`~trl_sandbox.config.DEFAULT_REWARD_VALUES`: -1 to 1), widened to the logged means when they leave
+    it (custom ``sandbox_reward_values``). Other or several reward functions (TRL sums them, weighted): unknown.
+    """
+    from .config import DEFAULT_REWARD_VALUES
+
+    names = {k.split("/")[1] for r in records for k in r if k.startswith("rewards/") and k.endswith("/mean")}
+    if names != {"code_reward"}:
+        return None
+    logged = [v for key in ("reward", "rewards/code_reward/mean") for v in _series(records, key)[1]]
+    low, high = min(DEFAULT_REWARD_VALUES.values()), max(DEFAULT_REWARD_VALUES.values())
+    return min([low, *logged]), max([high, *logged])
+
+
+def process_count(records: list[dict[str, Any]]) -> int | None:
+    """How many training processes the run's per-process metrics (``sandbox/completions``...) were averaged over:
+    the largest ``num_processes`` a record carries (TRL's own metrics do not say); None when no record says."""
+    counts = [int(v) for v in _series(records, "num_processes")[1]]
+    return max(counts) if counts else None
+
+
+def draw_run(
+    records: list[dict[str, Any]], *, title: str = "", reward_range: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """The run's figures, drawn and not saved: ``{"rewards.png": Figure, "sandbox_time.png": ...,
+    "statuses.png": ...}`` (matplotlib ``Figure`` objects, no pyplot state; a figure whose metrics the run never
+    logged is left out).
 
     Args:
-        run_dir: A run's ``output_dir`` (holding ``metrics.jsonl``), or the ``metrics.jsonl`` file itself.
-        out_dir: Where to write the PNG files; default ``{run_dir}/plots`` (created).
-        dpi: Resolution; the figures are 10 x 7 inches (1200 x 840 pixels at the default 120).
-
-    Returns:
-        The paths written: ``rewards.png``, ``sandbox_time.png`` and ``statuses.png`` (a figure whose metrics
-        the run never logged is skipped).
-
-    Raises:
-        PlotError: see :func:`read_metrics`.
+        records: The logged steps (:func:`read_metrics`).
+        title: Put before each figure's title (the run's name).
+        reward_range: The values a reward can take (low, high), to which the ± std band is clipped; default
+            :func:`reward_range_of` the records (the band is left as logged when that is unknown too).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    records = read_metrics(run_dir)
-    base = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
-    out = Path(out_dir) if out_dir is not None else base / "plots"
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    title = base.resolve().name
-
+    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    def save(fig: Any, name: str) -> None:
+    prefix = f"{title}: " if title else ""
+    figures: dict[str, Any] = {}
+
+    def finish(fig: Any, name: str) -> None:
         for ax in fig.axes:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
+            # Steps are whole numbers, and a run of one step still gets its one tick.
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
             if ax.get_legend_handles_labels()[0]:  # beside the plot, never over its lines or bars
                 ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
         fig.tight_layout()
-        path = out / name
-        fig.savefig(path, dpi=dpi)
-        plt.close(fig)
-        written.append(path)
+        figures[name] = fig
 
     # rewards and pass rate
     steps, reward = _series(records, "reward")
     if steps:
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+        fig = Figure(figsize=(10, 7))
+        top, bottom = fig.subplots(2, 1, sharex=True)
         top.plot(steps, reward, marker="o", markersize=3, label="reward (mean)", color="C0")
         std_steps, std = _series(records, "reward_std")
         if std_steps == steps:
-            top.fill_between(steps, [r - s for r, s in zip(reward, std)], [r + s for r, s in zip(reward, std)],
-                             alpha=0.2, color="C0", label="± std")
+            # mean ± std may pass what any reward can be (a step where most completions got the top reward):
+            # the band stops at the reward range.
+            low, high = reward_range or reward_range_of(records) or (-math.inf, math.inf)
+            top.fill_between(steps, [max(low, r - s) for r, s in zip(reward, std)],
+                             [min(high, r + s) for r, s in zip(reward, std)], alpha=0.2, color="C0", label="± std")
         names = sorted({k for r in records for k in r if k.startswith("rewards/") and k.endswith("/mean")})
         if len(names) > 1:
             for i, key in enumerate(names, 1):
                 top.plot(*_series(records, key), linestyle="--", color=f"C{i}", label=key.split("/")[1])
         top.set_ylabel("reward")
-        top.set_title(f"{title}: reward per step")
+        top.set_title(f"{prefix}reward per step")
         top.grid(alpha=0.3)
-        top.legend(loc="best", fontsize="small")
         # Distinct line styles and markers: the two often coincide (every completion passes all or none).
         for key, label, color, style, marker in (("sandbox/pass_rate", "pass rate (all tests)", "C2", "-", "o"),
                                                  ("sandbox/tests_pass_rate", "tests passed", "C3", "--", "x")):
@@ -151,24 +171,24 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int
         bottom.set_xlabel("step")
         bottom.set_title("pass rate of scored completions")
         bottom.grid(alpha=0.3)
-        bottom.legend(loc="best", fontsize="small")
-        save(fig, "rewards.png")
+        finish(fig, "rewards.png")
 
     # time
     per_step = (("step_time", "whole training step", ":"), ("sandbox/batch_seconds", "scoring the batch", "-"))
-    per_completion = (("sandbox/exec_seconds_mean", "execution (mean)"), ("sandbox/exec_seconds_p95", "execution (p95)"),
+    per_completion = (("sandbox/exec_seconds_mean", "execution (mean)"),
+                      ("sandbox/exec_seconds_p95", "execution (p95)"),
                       ("sandbox/queue_seconds_mean", "waiting for a sandbox (mean)"))
     if any(_series(records, key)[0] for key, *_ in (*per_step, *per_completion)):
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+        fig = Figure(figsize=(10, 7))
+        top, bottom = fig.subplots(2, 1, sharex=True)
         for i, (key, label, style) in enumerate(per_step):
             s, v = _series(records, key)
             if s:
                 top.plot(s, v, marker="o", markersize=3, label=label, color=f"C{i}", linestyle=style)
         top.set_ylabel("seconds")
         top.set_ylim(bottom=0)
-        top.set_title(f"{title}: sandbox time per step")
+        top.set_title(f"{prefix}sandbox time per step")
         top.grid(alpha=0.3)
-        top.legend(loc="best", fontsize="small")
         for i, (key, label) in enumerate(per_completion, 2):
             s, v = _series(records, key)
             if s:
@@ -177,24 +197,25 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int
         bottom.set_ylim(bottom=0)
         bottom.set_xlabel("step")
         bottom.grid(alpha=0.3)
-        bottom.legend(loc="best", fontsize="small")
-        save(fig, "sandbox_time.png")
+        finish(fig, "sandbox_time.png")
 
-    # outcomes
+    # outcomes: stacked bars that add up to the step's completions
     steps, total = _series(records, "sandbox/completions")
     if steps:
-        fig, ax = plt.subplots(figsize=(10, 7))
+        fig = Figure(figsize=(10, 7))
+        ax = fig.subplots()
+        logged = [r for r in records if isinstance(r.get("sandbox/completions"), (int, float))
+                  and math.isfinite(r["sandbox/completions"])]
         bottom_values = [0.0] * len(steps)
         passed_steps, pass_rate = _series(records, "sandbox/pass_rate")
         if passed_steps == steps:
-            scored = [t - sum(_value(r, k) for k in ("sandbox/infra_errors", "sandbox/invalid_tasks",
-                                                      "sandbox/cancelled")) for r, t in
-                      zip([r for r in records if "sandbox/completions" in r], total)]
+            # pass_rate is over the completions that got a reward; the others are drawn by status below.
+            unscored = ("sandbox/infra_errors", "sandbox/invalid_tasks", "sandbox/cancelled", "sandbox/unserializable")
+            scored = [t - sum(_value(r, k) for k in unscored) for r, t in zip(logged, total)]
             passed = [p * s for p, s in zip(pass_rate, scored)]
             ax.bar(steps, passed, label="passed", color="C2")
             bottom_values = passed
-            logged = [r for r in records if "sandbox/completions" in r]
-            others = ("sandbox/timeouts", "sandbox/errors", "sandbox/banned", "sandbox/unserializable")
+            others = ("sandbox/timeouts", "sandbox/errors", "sandbox/banned")
             failed = [max(0.0, s - p - sum(_value(r, k) for k in others)) for s, p, r in zip(scored, passed, logged)]
             if any(failed):
                 ax.bar(steps, failed, bottom=bottom_values, label="failed (some tests)", color="C1")
@@ -204,17 +225,55 @@ def plot_run(run_dir: str | Path, out_dir: str | Path | None = None, *, dpi: int
             series = {("sandbox/errors" if k == "sandbox/errors_syntax" else k): ("error" if k.endswith("syntax")
                       else v) for k, v in series.items() if k not in ("sandbox/errors_runtime", "sandbox/errors_exit")}
         for i, (key, label) in enumerate(series.items()):
-            values = [_value(r, key) for r in records if "sandbox/completions" in r]
+            values = [_value(r, key) for r in logged]
             if any(values):
                 ax.bar(steps, values, bottom=bottom_values, label=label, color=f"C{i + 3}")
                 bottom_values = [b + v for b, v in zip(bottom_values, values)]
-        ax.plot(steps, total, color="black", linewidth=1, label="completions")
-        ax.set_ylabel("completions per process (mean over processes)")
+        count = process_count(records)
+        if count is None:  # one process or several, the metrics do not say: true either way
+            ax.set_ylabel("completions per process")
+        elif count > 1:
+            ax.set_ylabel(f"completions per process (mean over {count} processes)")
+        else:
+            ax.set_ylabel("completions")
         ax.set_xlabel("step")
-        ax.set_title(f"{title}: outcomes per step")
+        ax.set_title(f"{prefix}outcomes per step")
         ax.grid(alpha=0.3, axis="y")
-        ax.legend(loc="best", fontsize="small")
-        save(fig, "statuses.png")
+        finish(fig, "statuses.png")
+    return figures
+
+
+def plot_run(
+    run_dir: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    dpi: int = 120,
+    reward_range: tuple[float, float] | None = None,
+) -> list[Path]:
+    """Draw the run's rewards, pass rate, sandbox time and outcomes per step to PNG files.
+
+    Args:
+        run_dir: A run's ``output_dir`` (holding ``metrics.jsonl``), or the ``metrics.jsonl`` file itself.
+        out_dir: Where to write the PNG files; default ``{run_dir}/plots`` (created).
+        dpi: Resolution; the figures are 10 x 7 inches (1200 x 840 pixels at the default 120).
+        reward_range: The values a reward can take, (low, high): the ± std band stops there. Default: as far as
+            the metrics tell (see :func:`reward_range_of`).
+
+    Returns:
+        The paths written: ``rewards.png``, ``sandbox_time.png`` and ``statuses.png`` (a figure whose metrics
+        the run never logged is skipped).
+
+    Raises:
+        PlotError: see :func:`read_metrics`.
+    """
+    records = read_metrics(run_dir)
+    base = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
+    out = Path(out_dir) if out_dir is not None else base / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, fig in draw_run(records, title=base.resolve().name, reward_range=reward_range).items():
+        fig.savefig(out / name, dpi=dpi)
+        written.append(out / name)
     return written
 
 

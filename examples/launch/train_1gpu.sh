@@ -15,7 +15,9 @@ MODEL="${MODEL:-Qwen/Qwen3-1.7B-Base}"
 TASKS="${TASKS:-daytona}"
 OUTPUT_DIR="${OUTPUT_DIR:-runs/1gpu}"
 BACKEND="${BACKEND:-local}"
-if [[ "$BACKEND" == local ]]; then POOL_SIZE="${POOL_SIZE:-$(nproc)}"; else POOL_SIZE="${POOL_SIZE:-16}"; fi
+# The CPUs this process may use (nproc would answer OMP_NUM_THREADS instead, when it is set).
+cpus="$(unset OMP_NUM_THREADS OMP_THREAD_LIMIT; nproc)"
+if [[ "$BACKEND" == local ]]; then POOL_SIZE="${POOL_SIZE:-$cpus}"; else POOL_SIZE="${POOL_SIZE:-16}"; fi
 VLLM_MEM="${VLLM_MEM:-0.3}"
 
 cmd=(accelerate launch --config_file "$here/1gpu.yaml" -m trl_sandbox.cli train

@@ -10,7 +10,8 @@
 # Environment: MODEL (Qwen/Qwen3-1.7B-Base), TASKS (daytona), OUTPUT_DIR (runs/multi_gpu), BACKEND (local; daytona
 # for more sandboxes than the nodes' CPUs), GPUS_PER_NODE (from nvidia-smi), NUM_MACHINES (1), MACHINE_RANK (0),
 # MAIN_PROCESS_IP (127.0.0.1), MAIN_PROCESS_PORT (29500), POOL_SIZE (sandboxes per process; default: this node's CPUs
-# divided among its GPUs for local, 16 otherwise), VLLM_MEM (0.3), DRY_RUN=1 (print the command, run nothing).
+# divided among its GPUs for local, 16 otherwise), VLLM_MEM (0.3), DRY_RUN=1 (print the command, run nothing; on any
+# machine: without a GPU, GPUS_PER_NODE stands at 8 unless set).
 # Extra arguments go to `trl-sandbox train`. Needs: pip install 'trl-sandbox[vllm]' on every node.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,11 +20,8 @@ TASKS="${TASKS:-daytona}"
 OUTPUT_DIR="${OUTPUT_DIR:-runs/multi_gpu}"
 BACKEND="${BACKEND:-local}"
 if [[ -z "${GPUS_PER_NODE:-}" ]]; then
-    if command -v nvidia-smi >/dev/null 2>&1; then
-        GPUS_PER_NODE="$(nvidia-smi -L | wc -l)"
-    else
-        GPUS_PER_NODE=0
-    fi
+    # A missing nvidia-smi, or one without a driver to talk to, counts as no GPU (never a silent `set -e` exit).
+    GPUS_PER_NODE="$( { nvidia-smi -L 2>/dev/null || true; } | grep -c '^GPU ' || true)"
 fi
 NUM_MACHINES="${NUM_MACHINES:-1}"
 MACHINE_RANK="${MACHINE_RANK:-0}"
@@ -31,10 +29,16 @@ MAIN_PROCESS_IP="${MAIN_PROCESS_IP:-127.0.0.1}"
 MAIN_PROCESS_PORT="${MAIN_PROCESS_PORT:-29500}"
 VLLM_MEM="${VLLM_MEM:-0.3}"
 if (( GPUS_PER_NODE < 1 )); then
-    echo "train_multi_gpu.sh: no GPU found (nvidia-smi lists none, or is missing): set GPUS_PER_NODE" >&2; exit 2
+    if [[ -z "${DRY_RUN:-}" ]]; then
+        echo "train_multi_gpu.sh: no GPU found (nvidia-smi lists none, or is missing): set GPUS_PER_NODE" >&2; exit 2
+    fi
+    # A dry run prints the command on any machine: 8 GPUs per node (multi_gpu.yaml's count) stand in.
+    echo "train_multi_gpu.sh: no GPU found; DRY_RUN shows the command for GPUS_PER_NODE=8" >&2
+    GPUS_PER_NODE=8
 fi
 if [[ "$BACKEND" == local ]]; then
-    POOL_SIZE="${POOL_SIZE:-$(( $(nproc) / GPUS_PER_NODE > 0 ? $(nproc) / GPUS_PER_NODE : 1 ))}"
+    cpus="$(unset OMP_NUM_THREADS OMP_THREAD_LIMIT; nproc)"  # not OMP_NUM_THREADS, which nproc answers when set
+    POOL_SIZE="${POOL_SIZE:-$(( cpus / GPUS_PER_NODE > 0 ? cpus / GPUS_PER_NODE : 1 ))}"
 else
     POOL_SIZE="${POOL_SIZE:-16}"
 fi
