@@ -72,7 +72,7 @@ def test_timeout_kills_the_whole_process_tree(backend):
     assert result.timed_out and result.exit_code is None
     if os.geteuid() == 0:
         uid = backend._uid(sandbox)
-        left = subprocess.run(["pgrep", "-u", str(uid)], capture_output=True, text=True).stdout.split()
+        left = subprocess.run(["pgrep", "-u", str(uid)], capture_output=True, text=True, check=False).stdout.split()
         assert left == [], f"processes survived the sandbox: {left}"
 
 
@@ -147,7 +147,8 @@ def _judge_processes():
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                head, tail = open(f"/proc/{entry}/stat").read().rsplit(")", 1)
+                with open(f"/proc/{entry}/stat") as f:
+                    head, tail = f.read().rsplit(")", 1)
             except OSError:
                 continue
             parents[int(entry)], names[int(entry)] = int(tail.split()[1]), head.split("(", 1)[1]
@@ -206,3 +207,263 @@ def test_each_execution_starts_from_its_own_random_seed(backend):
 
     outs = anyio.run(go)
     assert len(outs) == 3 and len(set(outs)) == 3, outs
+
+
+# -- toolchains: looked up when their language is first used -------------------------------------------------------
+
+
+def _spy_probes(monkeypatch, result=None, delay_s=0.3):
+    """Record each toolchain probe of the local backend (the real one unless ``result``), slowed down so that
+    completions arriving together overlap it."""
+    import time
+
+    from trl_sandbox.backends import _toolchains
+
+    calls = []
+    real = _toolchains.probe_toolchain
+
+    def spy(language, *args):
+        calls.append(language)
+        time.sleep(delay_s)
+        return result if result is not None else real(language, *args)
+
+    monkeypatch.setattr(_toolchains, "probe_toolchain", spy)
+    return calls
+
+
+def test_python_scoring_probes_no_toolchain_and_concurrent_completions_probe_once(own_sandbox_root, monkeypatch):
+    """Starting the pool and scoring Python runs no compiler; two C++ completions arriving together probe g++ once,
+    and the readiness line says what was probed."""
+    from trl_sandbox import SandboxConfig, Scorer, Task
+
+    calls = _spy_probes(monkeypatch)
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_backend_options={"root_dir": str(own_sandbox_root)})
+    task = Task.from_row({"task_id": "sq", "test_list": ["assert f(3) == 9"]})
+    row = {"task_id": "even", "language": "cpp", "inputs": ["4\n", "3\n"], "outputs": ["YES\n", "NO\n"]}
+    programs = ["#include <cstdio>\nint main(){int n; std::scanf(\"%d\", &n); std::puts(n % 2 ? \"NO\" : \"YES\");}\n",
+                "#include <iostream>\nint main(){int n; std::cin >> n; std::cout << (n % 2 ? \"NO\" : \"YES\") << '\\n';}\n"]
+    with Scorer.from_config(config) as scorer:
+        backend = scorer.pool.backend
+        assert backend.describe().endswith("other languages: probed when first used")
+        results = scorer.score([task, task], ["def f(x):\n    return x * x\n", "def f(x):\n    return x ** 2\n"])
+        assert [r.status for r in results] == ["passed", "passed"] and calls == []
+        results = scorer.score([Task.from_row(row)] * 2, programs)
+        assert calls == ["cpp"]
+        assert "other languages: cpp (" in backend.describe() and "the others probed when first used" in backend.describe()
+        if "cpp" in backend.toolchains:
+            assert [r.status for r in results] == ["passed", "passed"], [r.error for r in results]
+        else:  # no g++ here: the harness says what to install, as before
+            assert all(r.status == "invalid_task" and "apt-get install g++" in r.error for r in results)
+        scorer.score([Task.from_row(row)], [programs[0] + "// again\n"])
+        assert calls == ["cpp"]
+
+
+def test_a_toolchain_found_after_start_reaches_the_running_fork_servers(own_sandbox_root, monkeypatch):
+    """A toolchain whose directories were not readable when the sandboxes' fork servers started (installed since)
+    gets them: the servers, which cannot widen their own Landlock domain, restart before their next execution."""
+    import json
+    import tempfile
+
+    from trl_sandbox.harness.archive import HARNESS_FILES, HARNESS_NAME
+    from trl_sandbox.languages import build_spec
+
+    extra = tempfile.mkdtemp(prefix="trl-sandbox-test-toolchain-")
+    try:
+        os.chmod(extra, 0o755)
+        with open(os.path.join(extra, "conf"), "w") as f:
+            f.write("found")
+        os.chmod(os.path.join(extra, "conf"), 0o644)
+        calls = _spy_probes(monkeypatch, result=("fakejavac 1.0", [extra]), delay_s=0.0)
+        read = f"print(open({os.path.join(extra, 'conf')!r}).read())"
+        request = {"mode": "stdio", "program": "class Main {}", "tests": [""], "expected": [""], "test_timeout_s": 5.0,
+                   "output_limit": 1000, "build": build_spec("java", None, "class Main {}")}
+
+        async def go():
+            backend = LocalBackend(root_dir=own_sandbox_root)
+            await backend.start()
+            try:
+                if not backend._landlock_abi:
+                    pytest.skip("no Landlock here")
+                sandbox = await backend.create({"test": "local"})
+                await backend.write_files(sandbox, HARNESS_FILES)
+                before = await backend.exec(sandbox, [*sandbox.python, "-c", read], timeout_s=10)
+                server = backend._servers.get(sandbox.id)
+                await backend.exec(sandbox, [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"],
+                                   stdin=json.dumps(request).encode(), timeout_s=30)
+                after = await backend.exec(sandbox, [*sandbox.python, "-c", read], timeout_s=10)
+                restarted = backend._servers.get(sandbox.id) not in (server, None)
+                await backend.delete(sandbox)
+                return before, after, restarted, backend.describe()
+            finally:
+                await backend.aclose()
+
+        before, after, restarted, described = anyio.run(go)
+        assert calls == ["java"]
+        assert before.exit_code != 0 and b"PermissionError" in before.stderr, before
+        assert after.exit_code == 0 and after.stdout == b"found\n" and restarted, after
+        assert "java (fakejavac 1.0)" in described
+    finally:
+        import shutil
+
+        shutil.rmtree(extra, ignore_errors=True)
+
+
+# -- nothing left behind -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_cgroup_parent(monkeypatch):
+    """The parent cgroup of this test's sandboxes, named for the test alone (runs elsewhere on this machine share
+    ``trl-sandbox``); None where cgroups are not writable here."""
+    import uuid
+
+    from trl_sandbox.backends import _cgroups
+
+    name = f"trl-sandbox-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    monkeypatch.setattr(_cgroups, "_PARENT", name)
+    bases = _cgroups.Cgroups.writable().bases
+    yield [base / name for base in bases.values()] or None
+    for base in bases.values():  # what a failed test left (its groups hold no process: they are left empty)
+        for group in [*(base / name).glob("*/"), base / name]:
+            try:
+                group.rmdir()
+            except OSError:
+                pass
+
+
+@pytest.fixture
+def tmp_root_parent():
+    """A directory the sandbox uid can pass through (as /tmp), for a root_dir the backend makes itself."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-test-parent-"))
+    path.chmod(0o711)
+    yield path
+    leftovers = sorted(p.name for p in path.iterdir())
+    shutil.rmtree(path, ignore_errors=True)
+    assert not leftovers, leftovers
+
+
+def test_closing_removes_the_root_dir_and_parent_cgroups_it_made(tmp_root_parent, own_cgroup_parent):
+    root = tmp_root_parent / "root"
+
+    async def go():
+        backend = LocalBackend(root_dir=root)
+        await backend.start()
+        sandbox = await backend.create({"test": "local"})
+        result = await backend.exec(sandbox, [*sandbox.python, "-c", "print(1)"], timeout_s=10)
+        if own_cgroup_parent:
+            assert all(p.is_dir() for p in own_cgroup_parent)
+        await backend.delete(sandbox)
+        await backend.aclose()
+        return result
+
+    assert anyio.run(go).stdout == b"1\n"
+    assert not root.exists()
+    assert not any(p.exists() for p in own_cgroup_parent or ())
+
+
+def test_a_root_dir_that_existed_before_stays(own_sandbox_root, own_cgroup_parent):
+    """A root_dir the user made is theirs: the backend leaves it (empty: the fixture checks)."""
+
+    async def go():
+        backend = LocalBackend(root_dir=own_sandbox_root)
+        await backend.start()
+        await backend.aclose()
+
+    anyio.run(go)
+    assert own_sandbox_root.is_dir()
+    assert not any(p.exists() for p in own_cgroup_parent or ())
+
+
+def test_the_default_root_is_shared_by_live_runs_and_removed_by_the_last(tmp_root_parent, own_cgroup_parent,
+                                                                        monkeypatch):
+    """``$TMPDIR/trl-sandbox-<euid>`` (here under a test directory): two live backends share it and the parent cgroup;
+    closing one leaves both to the other, which keeps working; closing the second removes them."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_root_parent))
+    root = tmp_root_parent / f"trl-sandbox-{os.geteuid()}"
+
+    async def use(backend):
+        sandbox = await backend.create({"test": "local"})
+        try:
+            return (await backend.exec(sandbox, [*sandbox.python, "-c", "print(2)"], timeout_s=10)).stdout
+        finally:
+            await backend.delete(sandbox)
+
+    async def go():
+        first, second = LocalBackend(), LocalBackend()
+        assert first.root_dir == root
+        await first.start()
+        await second.start()
+        kept = await second.create({"test": "kept"})
+        assert await use(first) == b"2\n" and await use(second) == b"2\n"
+        await first.aclose()
+        assert root.is_dir() and all(p.is_dir() for p in own_cgroup_parent or ())
+        assert await use(second) == b"2\n"
+        await second.delete(kept)
+        assert root.is_dir()  # the second run's mark holds it while it lives, even with no sandbox
+        await second.aclose()
+
+    anyio.run(go)
+    assert not root.exists()
+    assert not any(p.exists() for p in own_cgroup_parent or ())
+
+
+def test_the_default_root_must_be_this_users_directory(tmp_root_parent, monkeypatch):
+    """Anyone may create names in /tmp: a symbolic link there is refused, not followed."""
+    import tempfile
+
+    from trl_sandbox import ConfigurationError
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_root_parent))
+    elsewhere = tmp_root_parent / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_root_parent / f"trl-sandbox-{os.geteuid()}").symlink_to(elsewhere)
+    try:
+        with pytest.raises(ConfigurationError, match="is not a directory of user"):
+            anyio.run(LocalBackend().start)
+        assert list(elsewhere.iterdir()) == []
+    finally:
+        (tmp_root_parent / f"trl-sandbox-{os.geteuid()}").unlink()
+        elsewhere.rmdir()
+
+
+def test_runs_entering_and_leaving_one_root_and_cgroup_parent_at_once_never_fail(tmp_root_parent,
+                                                                                 own_cgroup_parent):
+    """A run that starts while another removes the shared root or parent cgroup makes them again: threads race
+    ``mkdir`` against ``rmdir`` for a while, and every entry holds its root, every sandbox gets its groups."""
+    import threading
+
+    from trl_sandbox.backends._cgroups import Cgroups
+    from trl_sandbox.backends._host import enter_root, leave_root
+
+    root = tmp_root_parent / "shared"
+    cgroups = Cgroups.writable()
+    errors = []
+
+    def run(n):
+        try:
+            for i in range(150):
+                presence, _ = enter_root(root, private=True)
+                assert presence.exists()
+                if own_cgroup_parent and i % 3 == 0:
+                    cgroups.create(f"race-{n}-{i}", 1 << 30, 64)
+                    assert all(p.is_dir() for p in cgroups.dirs(f"race-{n}-{i}").values())
+                    cgroups.delete(f"race-{n}-{i}")
+                    cgroups.remove_parents()
+                leave_root(presence, remove=True)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert not root.exists()
+    assert not any(p.exists() for p in own_cgroup_parent or ())

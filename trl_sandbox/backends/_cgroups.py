@@ -10,6 +10,8 @@ from pathlib import Path
 from ..errors import InfrastructureError
 
 _CGROUP_V1 = Path("/sys/fs/cgroup")
+#: The group, in each hierarchy, that holds the sandboxes' groups of every run of this host.
+_PARENT = "trl-sandbox"
 
 
 class Cgroups:
@@ -34,7 +36,7 @@ class Cgroups:
 
     def dirs(self, sandbox_id: str) -> dict[str, Path]:
         """The group of sandbox ``sandbox_id`` in each hierarchy, by controller."""
-        return {name: base / "trl-sandbox" / sandbox_id for name, base in self.bases.items()}
+        return {name: base / _PARENT / sandbox_id for name, base in self.bases.items()}
 
     def procs_files(self, sandbox_id: str) -> list[str]:
         """The ``cgroup.procs`` files a process of the sandbox joins (its groups that exist)."""
@@ -49,11 +51,21 @@ class Cgroups:
         limits = {"memory": {"memory.limit_in_bytes": memory_bytes}, "pids": {"pids.max": max_processes}}
         for name, group in self.dirs(sandbox_id).items():
             try:
-                group.mkdir(parents=True, exist_ok=True)
+                _make_group(group)
                 for key, value in limits[name].items():
                     (group / key).write_text(str(value))
             except OSError as exc:
                 raise InfrastructureError(f"local backend: cannot create cgroup {group}: {exc}") from exc
+
+    def remove_parents(self) -> None:
+        """Remove the ``trl-sandbox`` groups that hold the sandboxes' groups, where empty. The kernel refuses to
+        remove a group that still has groups (``EBUSY``): those of another run of this host, or sandboxes this one
+        leaves, keep theirs; that run removes it when it closes."""
+        for base in self.bases.values():
+            try:
+                (base / _PARENT).rmdir()
+            except OSError:
+                pass
 
     def delete(self, sandbox_id: str) -> None:
         """Remove the sandbox's groups (waiting up to 0.5 s for the processes of a killed execution to leave)."""
@@ -66,3 +78,21 @@ class Cgroups:
                     break
                 except OSError:
                     time.sleep(0.01)
+
+
+def _make_group(group: Path) -> None:
+    """Create ``group`` and its parent: another run's :meth:`Cgroups.remove_parents` may remove the parent, empty,
+    between the two ``mkdir`` calls, so the pair is tried again (raises the last ``OSError`` past a few tries). Not
+    ``Path.mkdir(exist_ok=True)``: it checks again after ``EEXIST``, and raises when the parent was removed since."""
+    for attempt in range(20):
+        for path in (group.parent, group):
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:  # the parent, removed since its mkdir
+                if attempt == 19:
+                    raise
+                break
+        else:
+            return

@@ -1,5 +1,6 @@
 """The host's side of the local backend's processes and files: process groups and counts, pipes read and written
-without blocking, directory trees that sandboxed code made hard to remove. Also what ``lifecycle`` asks of this host
+without blocking, directory trees that sandboxed code made hard to remove, the sandboxes' root directory that runs of
+this host share (:func:`enter_root`, :func:`leave_root`). Also what ``lifecycle`` asks of this host
 (:func:`process_alive`)."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import os
 import shutil
 import signal
 import stat
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -30,7 +33,7 @@ def rmtree(path: Path, _retried: set[str] | None = None) -> None:
     retried: set[str] = set() if _retried is None else _retried
     top = os.path.abspath(path)
 
-    def onerror(func, p, exc_info):  # noqa: ANN001 - shutil callback signature
+    def onerror(func, p, exc_info):  # shutil callback signature
         if isinstance(exc_info[1], FileNotFoundError):
             return  # removed meanwhile
         try:
@@ -48,6 +51,76 @@ def rmtree(path: Path, _retried: set[str] | None = None) -> None:
             pass
 
     shutil.rmtree(path, onerror=onerror)
+
+
+#: Prefix of the entry by which a live run marks its use of a sandbox root: ``.run-<pid>-<random>``.
+_PRESENCE = ".run-"
+
+
+def enter_root(root: Path, *, private: bool) -> tuple[Path, bool]:
+    """Create the sandboxes' root directory ``root`` (mode 0711) when missing and mark this run's use of it with an
+    empty file, which keeps it from being removed by another run's :func:`leave_root` (``rmdir`` fails on a
+    directory that holds anything) until this run leaves. Returns ``(the presence file, whether this call created
+    root)``. Marks of runs whose process is gone (killed before leaving) are removed.
+
+    Race-safe against another run of this host leaving the same root at the same moment: when ``root`` is removed
+    between its ``mkdir`` and the mark, both are made again.
+
+    Args:
+        private: ``root`` is where other users may create names (the default, under ``/tmp``): refuse a symbolic
+            link or a directory owned by another user, which a run would otherwise trust.
+
+    Raises:
+        OSError: ``root`` cannot be created, or (``private``) is not a directory of this user.
+    """
+    created = False
+    root.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in range(20):
+        try:
+            os.mkdir(root, 0o711)
+            created = True
+        except FileExistsError:
+            pass
+        presence = root / f"{_PRESENCE}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            if private:
+                info = os.lstat(root)
+                if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                    raise PermissionError(f"{root} is not a directory of user {os.geteuid()} (another user made "
+                                          "it?); remove it, or choose another root_dir")
+            os.chmod(root, 0o711)
+            presence.touch(mode=0o600, exist_ok=False)
+        except FileNotFoundError:  # removed by another run since the mkdir: again
+            if attempt == 19:
+                raise
+            continue
+        break
+    for stale in root.glob(f"{_PRESENCE}*"):
+        pid = stale.name[len(_PRESENCE):].split("-")[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            stale.unlink(missing_ok=True)
+    return presence, created
+
+
+def leave_root(presence: Path, *, remove: bool) -> None:
+    """Remove this run's presence file from the sandboxes' root, then (``remove``) the root itself when empty: a root
+    that holds another live run's presence, sandboxes, or files of anyone, stays (``rmdir`` refuses it)."""
+    presence.unlink(missing_ok=True)
+    if remove:
+        try:
+            os.rmdir(presence.parent)
+        except OSError:
+            pass
+
+
+def leave_host(presence: Path, remove_root: bool, judge_lib: Path | None, remove_cgroups: Callable[[], None]) -> None:
+    """Remove what a run of the local backend made on this host outside its sandboxes: the judge's package copy,
+    then its presence in the sandboxes' root and (:func:`leave_root`) the root, then the parent cgroups
+    (``remove_cgroups``), those two where no other live run of this host uses them."""
+    if judge_lib is not None:
+        rmtree(judge_lib)
+    leave_root(presence, remove=remove_root)
+    remove_cgroups()
 
 
 def processes_of(uid: int) -> int:

@@ -1,46 +1,160 @@
-"""The toolchains of other languages than Python that the local backend's sandboxes can use: found on the sandboxes'
-``PATH`` at start, with the directories outside the system ones that they need to read."""
+"""The toolchains of other languages than Python that the local backend's sandboxes can use, found on the sandboxes'
+``PATH``.
+
+Two steps, because their costs differ a few hundred times: :func:`toolchain_dirs` (no process, about a millisecond)
+says which directories outside the system ones the toolchains need to read, and runs at the backend's start so that
+every sandbox's Landlock list holds them from the first execution; :func:`probe_toolchain` runs a compiler's
+``--version`` (the JVM alone takes about half a second) and runs when a language's first completion arrives, once per
+backend (:class:`Toolchains`; the language is read from the harness request, :func:`request_language`).
+
+Once per backend rather than once per machine (a cache file): a look-up costs at most about a second per language and
+run, off the pool's start, and a cache would need a place that other users cannot write and would go stale when a
+toolchain is upgraded.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import anyio
+
 from ..languages import LANGUAGES
 
+logger = logging.getLogger(__name__)
 
-def detect_toolchains(path: str, system_dirs: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
-    """The compilers and runtimes of :data:`trl_sandbox.languages.LANGUAGES` on the sandboxes' ``PATH`` (``path``):
-    ``({language: "tool version"}, extra read-only directories they need)``, those under ``system_dirs`` (read-only to
-    sandboxes already) left out. The JDK's ``conf`` files link into ``/etc`` (its ``java.security``), which Landlock
-    would otherwise hide; nothing else of ``/etc`` becomes readable."""
-    found: dict[str, str] = {}
+
+def _tools(language: str, path: str) -> list[str] | None:
+    """The executables of ``language``'s toolchain on ``path``, or None when one is missing."""
+    tools = [shutil.which(name, path=path) for name in LANGUAGES[language].toolchain]
+    return [str(t) for t in tools] if all(tools) else None
+
+
+def _extra_dirs(language: str, tools: list[str], system_dirs: tuple[str, ...]) -> list[str]:
+    """Directories outside ``system_dirs`` that ``language``'s toolchain reads. The JDK's ``conf`` files link into
+    ``/etc`` (its ``java.security``), which Landlock would otherwise hide; nothing else of ``/etc`` becomes
+    readable."""
     extra: set[str] = set()
+    if language == "java":
+        conf = Path(os.path.realpath(tools[0])).parent.parent / "conf"
+        for file in conf.rglob("*") if conf.is_dir() else ():
+            real = os.path.realpath(file)
+            if not real.startswith(tuple(p + "/" for p in system_dirs)):
+                extra.add(os.path.dirname(real))
+    return _outermost(extra)
+
+
+def _outermost(dirs: set[str] | list[str]) -> list[str]:
+    """``dirs`` without those under another of them, sorted."""
+    top = sorted(set(dirs))
+    return [d for d in top if not any(d.startswith(o + "/") for o in top)]
+
+
+def toolchain_dirs(path: str, system_dirs: tuple[str, ...]) -> list[str]:
+    """The directories outside ``system_dirs`` (read-only to sandboxes already) that the toolchains of
+    :data:`trl_sandbox.languages.LANGUAGES` on ``path`` need to read. Runs no process: a few ``which`` look-ups and
+    a walk of the JDK's ``conf`` directory."""
+    found: set[str] = set()
     for lang in LANGUAGES.values():
-        if not lang.native:
-            continue
-        tools = [shutil.which(name, path=path) for name in lang.toolchain]
-        if not all(tools):
-            continue
-        tool = str(tools[0])
+        tools = _tools(lang.name, path) if lang.native else None
+        if tools:
+            found.update(_extra_dirs(lang.name, tools, system_dirs))
+    return _outermost(found)
+
+
+def probe_toolchain(language: str, path: str, system_dirs: tuple[str, ...]) -> tuple[str | None, list[str]]:
+    """``language``'s compiler or runtime on ``path`` and its version: ``("g++ 12.2.0", extra read-only directories
+    it needs, as :func:`toolchain_dirs` gives them)``, or ``(None, [])`` when it is not installed or does not
+    run."""
+    tools = _tools(language, path)
+    if not tools:
+        return None, []
+    tool = tools[0]
+    try:
+        # The JVM writes /tmp/hsperfdata_<user> unless told not to: this check leaves nothing behind.
+        argv = [tool, "-J-XX:-UsePerfData", "-version"] if language == "java" else [tool, "--version"]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, env={"PATH": path, "LC_ALL": "C"},
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None, []
+    text = (proc.stdout or proc.stderr).strip()
+    version = re.search(r"\d+(?:\.\d+)+", text.splitlines()[0] if text else "")
+    return f"{os.path.basename(tool)} {version.group(0) if version else '?'}", _extra_dirs(language, tools, system_dirs)
+
+
+# The language of a harness request's program as ``Task.request`` serializes it (json.dumps; the build spec's first
+# key). Inside a JSON string every quote is escaped: no program text can match.
+_BUILD_LANGUAGE = re.compile(rb'"build": \{"language": "([a-z]+)"')
+
+
+def request_language(stdin: bytes) -> str | None:
+    """The language other than Python of the program that harness request ``stdin`` builds, else None."""
+    if b'"build"' not in stdin:  # Python requests have no build spec
+        return None
+    found = _BUILD_LANGUAGE.search(stdin)
+    if found:
+        name = found.group(1).decode()
+    else:  # serialized another way
         try:
-            # The JVM writes /tmp/hsperfdata_<user> unless told not to: this check leaves nothing behind.
-            argv = [tool, "-J-XX:-UsePerfData", "-version"] if lang.name == "java" else [tool, "--version"]
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, env={"PATH": path, "LC_ALL": "C"},
-                                  check=False)
-            first = (proc.stdout or proc.stderr).strip().splitlines()[0] if (proc.stdout or proc.stderr) else ""
-        except (OSError, subprocess.SubprocessError):
-            continue
-        version = re.search(r"\d+(?:\.\d+)+", first)
-        found[lang.name] = f"{os.path.basename(tool)} {version.group(0) if version else '?'}"
-        if lang.name == "java":
-            conf = Path(os.path.realpath(tool)).parent.parent / "conf"
-            for file in conf.rglob("*") if conf.is_dir() else ():
-                real = os.path.realpath(file)
-                if not real.startswith(tuple(p + "/" for p in system_dirs)):
-                    extra.add(os.path.dirname(real))
-    top = sorted(extra)
-    return found, [d for d in top if not any(d.startswith(o + "/") for o in top)]
+            name = json.loads(stdin)["build"]["language"]
+        except (ValueError, TypeError, KeyError):
+            return None
+    lang = LANGUAGES.get(name) if isinstance(name, str) else None
+    return name if lang is not None and lang.native else None
+
+
+class Toolchains:
+    """The toolchains of other languages that the sandboxes have, each looked up (:func:`probe_toolchain`) when the
+    first completion in its language arrives, once.
+
+    Args:
+        path: The sandboxes' ``PATH``.
+        system_dirs: Directories sandboxes may read already.
+    """
+
+    def __init__(self, path: str, system_dirs: tuple[str, ...]) -> None:
+        self.path = path
+        self.system_dirs = system_dirs
+        #: ``{"cpp": "g++ 12.2.0"}``: the toolchains found among those looked up.
+        self.found: dict[str, str] = {}
+        #: The languages looked up (found or not).
+        self.probed: set[str] = set()
+        self._locks: dict[str, anyio.Lock] = {}
+
+    async def look_up(self, language: str, readable: list[str]) -> list[str]:
+        """Look up ``language``'s toolchain unless done: the first of many completions arriving together probes, the
+        others wait for it. Returns to the call that probed the directories it reads (see :func:`toolchain_dirs`)
+        that are not under one of ``readable`` (found by :func:`toolchain_dirs` at start unless it was installed
+        since); ``[]`` to the others, and when it is missing (nothing to do then: the harness reports such a
+        completion ``unsupported``, naming what to install)."""
+        lock = self._locks.get(language)
+        if lock is None:
+            lock = self._locks[language] = anyio.Lock()
+        async with lock:
+            if language in self.probed:
+                return []
+            tool, dirs = await anyio.to_thread.run_sync(probe_toolchain, language, self.path, self.system_dirs)
+            lang = LANGUAGES[language]
+            logger.info("trl-sandbox local backend: %s toolchain: %s", lang.title,
+                        tool or f"not found (its completions are unsupported; {lang.install})")
+            if tool is not None:
+                self.found[language] = tool
+            self.probed.add(language)
+            new = [d for d in dirs if not any(d == r or d.startswith(r + "/") for r in readable)]
+            if new:
+                logger.info("trl-sandbox local backend: sandboxes may now read %s (%s); fork servers restart",
+                            ", ".join(new), tool)
+            return new
+
+    def describe(self) -> str:
+        """``cpp (g++ 12.2.0), rust (not found); the others probed when first used``."""
+        probed = [f"{name} ({self.found.get(name, 'not found')})" for name in LANGUAGES if name in self.probed]
+        if not probed:
+            return "probed when first used"
+        rest = any(lang.native and name not in self.probed for name, lang in LANGUAGES.items())
+        return ", ".join(probed) + ("; the others probed when first used" if rest else "")

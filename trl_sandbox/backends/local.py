@@ -28,11 +28,12 @@ from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailab
 from ..harness.archive import HARNESS_FILES, HARNESS_NAME
 from . import _landlock, _seccomp
 from ._cgroups import Cgroups
-from ._executions import LAUNCHER, ForkServer, run_launcher
-from ._host import processes_of, rmtree
+from ._executions import LAUNCHER, run_launcher
+from ._host import enter_root, leave_host, processes_of, rmtree
 from ._judge_packages import JUDGE_PATH_ENV, copy_judge_packages
 from ._packages import PACKAGES_ENV, PACKAGES_PROBE, packages_problem, trainer_site_packages
-from ._toolchains import detect_toolchains
+from ._servers import ForkServers
+from ._toolchains import Toolchains, request_language, toolchain_dirs
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 logger = logging.getLogger(__name__)
@@ -106,7 +107,9 @@ class LocalBackend(Backend):
     :class:`~trl_sandbox.errors.IsolationUnavailableError` unless ``allow_weak_isolation`` is set.
 
     Args:
-        root_dir: Where sandbox directories live. Default: ``{tempfile.gettempdir()}/trl-sandbox-{euid}``.
+        root_dir: Where sandbox directories live. Default: ``{tempfile.gettempdir()}/trl-sandbox-{euid}`` (shared by
+            the runs of this user: removed by the last one to close). A directory given here that existed before
+            :meth:`start` is left in place.
         python: Interpreter that runs code inside the sandbox. Default: the first of the trainer's interpreter,
             its base interpreter and ``/usr/bin/python3`` that the sandbox user can run.
         site_packages: None (default): sandboxed Python gets the trainer environment's installed packages (numpy,
@@ -160,6 +163,7 @@ class LocalBackend(Backend):
         if sys.platform != "linux":
             raise IsolationUnavailableError("the local backend needs Linux namespaces; use a remote backend here")
         euid = os.geteuid()
+        self._default_root = not root_dir
         self.root_dir = Path(root_dir or Path(tempfile.gettempdir()) / f"trl-sandbox-{euid}")
         self.python = python
         self.site_packages = site_packages
@@ -181,12 +185,13 @@ class LocalBackend(Backend):
         self._layers: list[str] = []
         self.fork_server = fork_server
         self._use_server = False  # decided at start(): fork_server and namespaces
-        self._servers: dict[str, ForkServer] = {}
+        self._servers = ForkServers(self._server_launch)
         self._harness_ok: set[str] = set()
         self._judge_lib: Path | None = None
-        #: Languages other than Python whose toolchain the sandboxes have (found at :meth:`start`): ``{"cpp":
-        #: "g++ 12.2.0", ...}``.
-        self.toolchains: dict[str, str] = {}
+        self._leave: weakref.finalize | None = None
+        self._toolchains = Toolchains(_BASE_ENV["PATH"], _SYSTEM_RO)
+        #: The toolchains of other languages found, each looked up at its first completion: ``{"cpp": "g++ 12.2.0"}``.
+        self.toolchains: dict[str, str] = self._toolchains.found
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -200,16 +205,18 @@ class LocalBackend(Backend):
         """
         if self._started:
             return
-        self.root_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root_dir, 0o711)
+        try:
+            presence, created = enter_root(self.root_dir, private=self._default_root)
+        except OSError as exc:
+            raise ConfigurationError(f"local backend: cannot use {self.root_dir} as root_dir: {exc}") from exc
         self._landlock_abi = _landlock.abi_version()
         self._seccomp = _seccomp.supported()
         self._cgroups = Cgroups.writable()
         self._judge_lib = await anyio.to_thread.run_sync(copy_judge_packages, self.root_dir)
-        self.toolchains, toolchain_dirs = await anyio.to_thread.run_sync(detect_toolchains, _BASE_ENV["PATH"],
-                                                                         _SYSTEM_RO)
-        if self._judge_lib is not None:  # removed by aclose(); else when this backend is collected or Python exits
-            self._judge_lib_finalizer = weakref.finalize(self, rmtree, self._judge_lib)
+        # Removed by aclose(); else when this backend is collected or Python exits.
+        self._leave = weakref.finalize(self, leave_host, presence, self._default_root or created, self._judge_lib,
+                                       self._cgroups.remove_parents)
+        extra_ro = toolchain_dirs(_BASE_ENV["PATH"], _SYSTEM_RO)  # no process: the versions wait for first use
         candidates = [self.python] if self.python else self._python_candidates()
         self.python = None
         errors: list[str] = []
@@ -224,7 +231,7 @@ class LocalBackend(Backend):
                 if error:
                     errors.append(f"{candidate}: {error}")
                     continue
-                self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p)), *toolchain_dirs})
+                self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p)), *extra_ro})
                 if self._judge_lib is not None:
                     self._landlock_ro.append(str(self._judge_lib))
                 if self.site_packages is None:
@@ -321,10 +328,9 @@ class LocalBackend(Backend):
         return layers
 
     def describe(self) -> str:
-        """One line naming the active isolation layers (logged at pool start)."""
+        """One line naming the active isolation layers (logged at pool start) and the toolchains looked up so far."""
         layers = ", ".join(self._layers) if self._layers else "not started"
-        toolchains = ", ".join(f"{name} ({tool})" for name, tool in self.toolchains.items()) or "none"
-        return f"local backend (python {self.python}): {layers}; other languages: {toolchains}"
+        return f"local backend (python {self.python}): {layers}; other languages: {self._toolchains.describe()}"
 
     def _python_candidates(self) -> list[str]:
         seen: list[str] = []
@@ -367,14 +373,12 @@ class LocalBackend(Backend):
             raise IsolationUnavailableError("the local backend's isolation probe failed: " + "; ".join(problems))
 
     async def aclose(self) -> None:
-        """Stop the fork servers of sandboxes not deleted (their directories stay, as the contract says), and remove
-        the judge's package copy."""
-        for sandbox_id in list(self._servers):
-            server = self._servers.pop(sandbox_id)
+        """Stop the fork servers of sandboxes not deleted (their directories stay, as the contract says); remove the
+        judge's package copy, and the root directory and parent cgroups unless another live run of this host uses them."""
+        await self._servers.stop_all()
+        if self._leave is not None:
             with anyio.CancelScope(shield=True):
-                await server.stop()
-        if self._judge_lib is not None:
-            self._judge_lib_finalizer()
+                await anyio.to_thread.run_sync(self._leave)
             self._judge_lib = None
 
     def _env(self) -> dict[str, str]:
@@ -430,7 +434,7 @@ class LocalBackend(Backend):
         sandbox = self._handle(sandbox_id, dict(labels))
         if self._use_server:
             try:
-                self._servers[sandbox_id] = await ForkServer.start(self._server_launch(sandbox), path)
+                await self._servers.start(sandbox)
             except BaseException:
                 with anyio.CancelScope(shield=True):
                     await self.delete(sandbox)
@@ -524,13 +528,17 @@ class LocalBackend(Backend):
         """
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        server = self._servers.get(sandbox.id)
+        harness = list(argv) == [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
+        if harness:
+            language = request_language(stdin)
+            if language is not None and language not in self._toolchains.probed:
+                new = await self._toolchains.look_up(language, self._landlock_ro)
+                if new:
+                    self._landlock_ro = sorted({*self._landlock_ro, *new})
+                    self._servers.outdate()
+        server = await self._servers.current(sandbox)
         if server is not None:
-            harness = (
-                sandbox.id in self._harness_ok
-                and list(argv) == [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
-            )
-            if harness:
+            if harness and sandbox.id in self._harness_ok:
                 return await server.judge(stdin, timeout_s, self.output_limit_bytes)
             request = {"argv": list(argv), "timeout_s": timeout_s}
             return await server.exec(request, stdin, timeout_s, self.output_limit_bytes)
@@ -591,7 +599,7 @@ class LocalBackend(Backend):
             ConfigurationError: the sandbox has no fork server (``fork_server=False``, or no namespaces).
             InfrastructureError: the sandbox is gone.
         """
-        server = self._servers.get(sandbox.id)
+        server = await self._servers.current(sandbox)
         if server is None:
             raise ConfigurationError("interpreter sessions need the local backend's fork server (fork_server=true, "
                                      "with namespaces)")
@@ -619,11 +627,8 @@ class LocalBackend(Backend):
     async def delete(self, sandbox: Sandbox) -> None:
         """Stop the sandbox's fork server (killing running executions) and delete its directory (and anything an
         execution left). Missing sandboxes are ignored."""
-        server = self._servers.pop(sandbox.id, None)
+        await self._servers.stop(sandbox.id)
         self._harness_ok.discard(sandbox.id)
-        if server is not None:
-            with anyio.CancelScope(shield=True):
-                await server.stop()
         path = self.root_dir / sandbox.id
         if path.exists():
             await anyio.to_thread.run_sync(rmtree, path)
