@@ -380,7 +380,7 @@ def test_a_cached_model_loads_offline_at_once(tmp_path, monkeypatch):
     offline mode so that transformers reads the cache without retrying."""
     from huggingface_hub import constants
 
-    from trl_sandbox.cli import _check_model
+    from trl_sandbox.cli_train import _check_model
     from trl_sandbox.errors import ConfigurationError
 
     snapshot = tmp_path / "models--org--cached" / "snapshots" / "0123abc"
