@@ -55,11 +55,12 @@ def run_once(steps: int, load: int, setting: str) -> dict:
         batches = [r["sandbox/batch_seconds"] for r in records if "sandbox/batch_seconds" in r]
         rewards = [r["reward"] for r in records if "reward" in r]
         quarter = max(1, len(rewards) // 4)
+        first, last = sum(rewards[:quarter]) / quarter, sum(rewards[-quarter:]) / quarter
         return {
             "setting": setting, "busy processes": load, "steps": int(done.group(1)), "command s": wall,
             "training s": float(done.group(2)), "s/step": float(done.group(3)),
             "sandbox s/step": sum(batches) / max(1, len(batches)),
-            "reward first/last quarter": f"{sum(rewards[:quarter]) / quarter:.2f} / {sum(rewards[-quarter:]) / quarter:.2f}",
+            "reward first/last quarter": f"{first:.2f} / {last:.2f}",
         }
     finally:
         for proc_ in busy:

@@ -10,12 +10,15 @@ in a sandbox and printed with its verdict.
     python examples/smollm2_grpo.py                        # one step, 2 tasks x 2 completions, CPU or GPU
     python examples/smollm2_grpo.py --steps 3 --tasks mbpp.jsonl --output-dir runs/smollm2
 
-Without ``--output-dir`` the run's directory is temporary, removed at exit: the script leaves nothing behind but the
-cached checkpoint.
+The run's directory (``--output-dir``) gets metrics.jsonl (TRL's and the sandbox metrics of each step) and
+completions.jsonl (every completion with its task, prompt, verdict and reward). Without ``--output-dir`` it is
+temporary, removed at exit: the script leaves nothing behind but the cached checkpoint.
 """
 
 import argparse
 import collections
+import json
+import os
 import shutil
 import tempfile
 import time
@@ -56,9 +59,9 @@ def train(model: str, rows: list, output_dir: str, args: argparse.Namespace) -> 
     import torch
 
     on_gpu = torch.cuda.is_available()
-    seen = []  # (completion text, sandbox status) of every scored completion
+    seen = []  # every scored completion: its task, prompt, messages, sandbox status and reward
 
-    def smollm2_code_reward(completions, log_extra=None, **kwargs):
+    def smollm2_code_reward(completions, prompts, log_extra=None, **kwargs):
         """code_reward, which also records each completion's sandbox status (it sends them to ``log_extra``)."""
         statuses = []
 
@@ -68,8 +71,11 @@ def train(model: str, rows: list, output_dir: str, args: argparse.Namespace) -> 
             if log_extra is not None:
                 log_extra(column, values)
 
-        rewards = code_reward(completions, log_extra=extra, **kwargs)
-        seen.extend(zip([c[-1]["content"] for c in completions], statuses, rewards))
+        rewards = code_reward(completions, prompts=prompts, log_extra=extra, **kwargs)
+        task_ids = kwargs.get("task_id") or [None] * len(completions)
+        for task_id, prompt, completion, status, reward in zip(task_ids, prompts, completions, statuses, rewards):
+            seen.append({"task_id": task_id, "prompt": prompt, "completion": completion, "status": status,
+                         "reward": reward})
         return rewards
 
     config = SandboxGRPOConfig(
@@ -100,10 +106,13 @@ def train(model: str, rows: list, output_dir: str, args: argparse.Namespace) -> 
         if "reward" in entry:
             print(f"step {entry['step']}: reward {entry['reward']:.3f}, pass rate {entry['sandbox/pass_rate']:.2f}, "
                   f"mean completion {entry['completions/mean_length']:.0f} tokens")
-    counts = collections.Counter(status for _, status, _ in seen)
+    counts = collections.Counter(record["status"] for record in seen)
     print(f"completions: {len(seen)} ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))})")
-    for text, status, reward in seen:
-        print(f"--- {status} (reward {reward}) ---\n{text.strip()}")
+    for record in seen:
+        print(f"--- task {record['task_id']}: {record['status']} (reward {record['reward']}) ---")
+        print(record["completion"][-1]["content"].strip())
+    with open(os.path.join(output_dir, "completions.jsonl"), "w") as f:
+        f.writelines(json.dumps(record) + "\n" for record in seen)
     pool = trainer.scorer.pool
     print(f"sandboxes: {pool.stats.created} created, {pool.stats.deleted} deleted, {len(pool.live_sandboxes())} left")
     print(f"training: {seconds:.1f} s for {trainer.state.global_step} step(s)")
