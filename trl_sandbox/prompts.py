@@ -108,10 +108,11 @@ def chat_rows(rows: Iterable[Mapping[str, Any]], *, system_prompt: str | None = 
             new["prompt"] = [*messages, {"role": "user", "content": problem_prompt(row, dataset_format)}]
             out.append(new)
             continue
-        if not isinstance(prompt, str):
+        mbpp = row.get("test_list") is not None and isinstance(row.get("text") if prompt is None else prompt, str)
+        if not isinstance(prompt, str) and not mbpp:
             out.append(new)
             continue
-        if row.get("test_list") is not None:
+        if mbpp:  # the full dataset's rows have no prompt, only text
             text = row.get("text") if isinstance(row.get("text"), str) else prompt
             tests = "\n".join(row.get("test_list") or ())
             content = f"{text}\nYour code should pass these tests:\n\n{tests}\n\n{CHAT_MBPP_INSTRUCTION}"
