@@ -191,7 +191,7 @@ class SandboxConfig:
         default="local",
         metadata={
             "help": "Backend that runs the code: 'local' (isolated processes here), 'daytona', 'e2b', 'cwsandbox', "
-            "'ray' or 'mock'."
+            "'hf', 'ray' or 'mock'."
         },
     )
     sandbox_backend_options: dict | str | None = field(

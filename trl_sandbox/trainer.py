@@ -42,9 +42,14 @@ class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
     fields of :class:`trl_sandbox.config.SandboxConfig` (backend and options, pool size, per-test and
     per-completion timeouts in seconds, memory limit and output cap in bytes, concurrency).
 
-    Parses from the command line and YAML with ``trl.TrlParser`` like any TRL config. One default differs: on a
-    machine without a GPU, an unset ``bf16`` is False (TRL's ``GRPOConfig`` sets it to True, which fails there), so the
-    same config runs on a CPU and on a GPU.
+    Parses from the command line and YAML with ``trl.TrlParser`` like any TRL config; the ``sandbox_*`` fields also
+    by their short names (``--backend``, ``--pool-size``). Defaults that differ from TRL's:
+
+    - on a machine without a GPU, an unset ``bf16`` is False (TRL's ``GRPOConfig`` sets it to True, which fails
+      there), so the same config runs on a CPU and on a GPU; ``dataloader_pin_memory`` is False there too (pinned
+      memory only serves copies to a GPU, and torch warns of it);
+    - TRL's ``gradient_checkpointing=True`` is carried as ``activation_checkpointing`` where transformers (>= 5.24)
+      renamed it, which would warn at every config otherwise.
 
     Raises:
         ConfigurationError: a ``sandbox_*`` value is invalid (see
@@ -52,10 +57,13 @@ class SandboxGRPOConfig(GRPOConfig, SandboxConfig):
     """
 
     def __post_init__(self) -> None:
-        if self.bf16 is None and not self.fp16 and not _has_accelerator():
+        accelerator = _has_accelerator()
+        if self.bf16 is None and not self.fp16 and not accelerator:
             # TRL turns an unset bf16 on, which a machine without a GPU refuses ("Your setup doesn't support
             # bf16/gpu"): the same config then runs on a laptop and on a GPU node. Set bf16 to choose.
             self.bf16 = False
+        if not accelerator:  # pinned memory is for copies to a GPU; torch warns of it at every epoch without one
+            self.dataloader_pin_memory = False
         if getattr(self, "activation_checkpointing", False) is None and self.gradient_checkpointing is not None:
             # transformers >= 5.24 renamed gradient_checkpointing to activation_checkpointing and warns on the old
             # name, which GRPOConfig sets by default (True): the same setting under its new name, without the warning.
