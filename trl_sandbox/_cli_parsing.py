@@ -12,7 +12,7 @@ import typing
 from typing import Any, NoReturn
 
 from .config import SIZE_FIELDS, parse_size
-from .errors import ConfigurationError, TrlSandboxError
+from .errors import ConfigurationError
 
 
 def _base_type(annotation: Any) -> tuple[type, bool]:
@@ -73,12 +73,11 @@ def add_fields(parser: argparse.ArgumentParser, cls: type, prefix: str = "") -> 
         parser.add_argument(*flags, **kwargs)
 
 
-def apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None:
-    """Make the options of the YAML file ``path`` the defaults of ``parser`` (the command line still wins); a key
-    names a flag without its dashes, with ``-`` or ``_``, with or without ``prefix`` (``pool_size: 4``).
+def read_yaml(path: str) -> dict[str, Any]:
+    """The options of the YAML file ``path`` (``--config``): its top-level mapping (empty for an empty file).
 
     Raises:
-        TrlSandboxError: the file cannot be read, is not a mapping, or names an unknown option.
+        ConfigurationError: the file cannot be read or parsed, or is not a mapping.
     """
     import yaml
 
@@ -86,9 +85,20 @@ def apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None:
         with open(path) as f:
             values = yaml.safe_load(f) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise TrlSandboxError(f"cannot read config file {path}: {exc}") from None
+        raise ConfigurationError(f"cannot read config file {path}: {exc}") from None
     if not isinstance(values, dict):
-        raise TrlSandboxError(f"config file {path} must contain a YAML mapping")
+        raise ConfigurationError(f"config file {path} must contain a YAML mapping")
+    return values
+
+
+def apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None:
+    """Make the options of the YAML file ``path`` the defaults of ``parser`` (the command line still wins); a key
+    names a flag without its dashes, with ``-`` or ``_``, with or without ``prefix`` (``pool_size: 4``).
+
+    Raises:
+        ConfigurationError: the file cannot be read, is not a mapping, or names an unknown option.
+    """
+    values = read_yaml(path)
     known = {a.dest for a in parser._actions}
     defaults = {}
     for key, value in values.items():
@@ -96,7 +106,7 @@ def apply_yaml(parser: argparse.ArgumentParser, path: str, prefix: str) -> None:
         if dest not in known and prefix + dest in known:
             dest = prefix + dest
         if dest not in known:
-            raise TrlSandboxError(f"config file {path}: unknown option {key!r}")
+            raise ConfigurationError(f"config file {path}: unknown option {key!r}")
         defaults[dest] = value
     for action in parser._actions:
         if action.dest in defaults:

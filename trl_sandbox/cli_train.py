@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._cli_parsing import add_fields, one_line_errors
+from ._cli_parsing import add_fields, one_line_errors, read_yaml
 from .config import SandboxConfig
 from .errors import ConfigurationError, TaskFormatError
 
@@ -58,7 +58,8 @@ class TrainArguments:
     )
     chat: bool = field(
         default=False,
-        metadata={"help": "Give the model conversational prompts (instruct models): see trl_sandbox.prompts.chat_rows."},
+        metadata={"help": "Give the model conversational prompts (instruct models): see "
+                          "trl_sandbox.prompts.chat_rows."},
     )
     warm_start_steps: int = field(
         default=100,
@@ -92,15 +93,7 @@ def _train_config_file(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             rest.append(arg)
     if path is None:
         return rest, {}
-    import yaml
-
-    try:
-        with open(path) as f:
-            values = yaml.safe_load(f) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigurationError(f"cannot read config file {path}: {exc}") from None
-    if not isinstance(values, dict):
-        raise ConfigurationError(f"config file {path} must contain a YAML mapping")
+    values = read_yaml(path)
     env = values.pop("env", None) or {}
     if not isinstance(env, dict):
         raise ConfigurationError(f"config file {path}: 'env' must be a mapping of environment variables")
@@ -185,7 +178,8 @@ def _check_model(model: str) -> None:
     try:
         cached = try_to_load_from_cache(model, "config.json")
     except HFValidationError:
-        raise ConfigurationError(f"cannot load the model {model!r}: not a directory, nor a hub id. {ways_out}") from None
+        raise ConfigurationError(
+            f"cannot load the model {model!r}: not a directory, nor a hub id. {ways_out}") from None
     if not isinstance(cached, str):
         raise ConfigurationError(f"cannot load the model {model!r}: {reason}, and it is not in the local cache "
                                  f"({constants.HF_HUB_CACHE}). {ways_out}")
