@@ -9,6 +9,7 @@ Safety net: the session fixture in conftest.py puts pytest in pids/memory cgroup
 timeout; the attacks' own limits here are small (256 MiB, 16 MiB scratch, 1 s per test).
 """
 
+import json
 import os
 import re
 import secrets
@@ -511,3 +512,288 @@ def test_nothing_carries_over_between_executions(sandbox_root):
         (first,) = scorer.score([task], [writer])
         (second,) = scorer.score([task], [reader])
     assert first.status == "passed" and second.status == "passed", (first, second)
+
+
+# -- scratch space: one execution writes its own slot only ---------------------------------------------------------
+# Writes into every sibling slot of the fork server (``runs/w``, ``runs/0``...: next to its own working directory),
+# fills the scratch tmpfs through them, and still answers its own tests.
+SLOT_SQUATTER = (
+    "import os\n"
+    "def _squat():\n"
+    "    here = os.getcwd()\n"
+    "    runs = os.path.dirname(here)\n"
+    "    for name in ('w', '0', '1', '2', '3'):\n"
+    "        d = os.path.join(runs, name)\n"
+    "        if d == here:\n"
+    "            continue\n"
+    "        try:\n"
+    "            open(os.path.join(d, 'left-by-another'), 'w').write('x')\n"
+    "            with open(os.path.join(d, 'fill'), 'wb') as fh:\n"
+    "                while True:\n"
+    "                    fh.write(b'x' * (1 << 20))\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "_squat()\n"
+    "def f(x):\n"
+    "    _squat()\n"
+    "    return x * x\n"
+)
+# What an honest completion after it needs: to write its own files, and to find nothing of another execution's.
+WRITER_OK = "def f(x):\n    open('work.txt', 'w').write('y' * 100000)\n    return x * x\n"
+LOOKER = Task.from_row({"task_id": "looker", "test_list": ["assert f() == []"]})
+LOOKER_OK = (
+    "import os\n"
+    "def f():\n"
+    "    here = os.getcwd()\n"
+    "    runs = os.path.dirname(here)\n"
+    "    seen = []\n"
+    "    for d in [here] + [os.path.join(runs, n) for n in ('w', '0', '1', '2', '3')]:\n"
+    "        try:\n"
+    "            seen += [os.path.join(d, n) for n in os.listdir(d) if n in ('left-by-another', 'fill')]\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "    return seen\n"
+)
+
+
+def check_slots_hold(scorer):
+    """The squatter is contained to its own slot: what runs after it on the same sandbox writes its files, finds
+    nothing the squatter left, and compiles C++ (the finding: ENOSPC for every later completion)."""
+    import shutil
+
+    tasks, completions = [SQUARE, SQUARE, LOOKER], [SLOT_SQUATTER, WRITER_OK, LOOKER_OK]
+    if shutil.which("g++", path="/usr/local/bin:/usr/bin:/bin"):
+        tasks.append(NATIVE)
+        completions.append("```cpp\n" + NATIVE_OK + "```")
+    results = [scorer.score([task], [code])[0] for task, code in zip(tasks, completions)]
+    assert [r.status for r in results] == ["passed"] * len(results), [(r.status, r.error) for r in results]
+
+
+def test_an_execution_writes_its_own_scratch_slot_only(sandbox_root):
+    """Finding 3 (local, scoring): with one sandbox, every completion runs on the squatter's sandbox after it."""
+    options = {"root_dir": str(sandbox_root), "scratch_limit_bytes": 16 << 20}
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_compile_timeout=30.0,
+                           sandbox_backend_options=options)
+    with Scorer.from_config(config) as scorer:
+        check_slots_hold(scorer)
+
+
+def check_sessions_hold(make_env):
+    """Finding 3 (sessions): a rollout's interpreter writes into the other slots of its sandbox; the next rollout on
+    that sandbox (one session sandbox) finds nothing of it and writes its own files. Returns the second rollout's
+    environment."""
+    from test_languages import ROW
+
+    first = make_env()
+    first.reset(**ROW)
+    out = first.python(SLOT_SQUATTER + "print('squatted', f(3))")
+    assert "squatted 9" in out, out
+    second = make_env()
+    first.reset(**ROW)  # ends the first session: its sandbox goes back to the pool
+    second.reset(**ROW)
+    seen = second.python(LOOKER_OK + "print(f())")
+    assert seen.strip() == "[]", seen
+    assert second.python("open('notes.txt', 'w').write('z' * 100000)") == "100000\n"
+    return second
+
+
+def test_a_session_writes_its_own_scratch_slot_only(own_sandbox_root):
+    from trl_sandbox import CodeEnvironment
+
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_max_sessions=1, sandbox_tool_timeout=5.0,
+                           sandbox_backend_options={"root_dir": str(own_sandbox_root),
+                                                    "scratch_limit_bytes": 16 << 20})
+    with CodeEnvironment.factory(config) as make_env:
+        check_sessions_hold(make_env)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="planting a file in a sandbox's private tmpfs needs root")
+def test_a_sandbox_whose_scratch_is_not_empty_is_replaced_never_lent(sandbox_root):
+    """Every idle slot is checked empty after each execution; a sandbox with a slot that is not (here a file planted
+    from outside, through the fork server's mount namespace) runs nothing more: the completion is retried on its
+    replacement and passes."""
+    options = {"root_dir": str(sandbox_root)}
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_backend_options=options)
+    with Scorer.from_config(config) as scorer:
+        (sandbox,) = scorer.pool.live_sandboxes()
+        server = scorer.pool.backend._servers.get(sandbox.id)
+        runs = Path(f"/proc/{server.proc.pid}/root") / Path(sandbox.data, "runs").relative_to("/")
+        planted = runs / "2" / "planted"
+        planted.write_text("x")
+        first, second = scorer.score([SQUARE, SQUARE], [SQUARE_OK, SQUARE_OK])
+        assert (first.status, second.status) == ("passed", "passed"), (first, second)
+        assert scorer.pool.stats.replaced == 1
+        assert [s.id for s in scorer.pool.live_sandboxes()] != [sandbox.id]
+
+
+# -- package directories: the answer key that a normal install ships is never readable ------------------------------
+# Looks for HumanEval (tests and canonical solutions) in every package directory it can name, and defines every
+# canonical solution it finds: with the file readable, it passes any HumanEval task.
+DATA_THIEF = (
+    "import glob, gzip, json, os, sys\n"
+    "def _steal():\n"
+    "    roots = os.environ.get('TRL_SANDBOX_PACKAGES', '').split(os.pathsep) + sys.path + ['{site}']\n"
+    "    roots += glob.glob('/usr/lib/python3*/*-packages') + glob.glob('/usr/local/lib/python3*/*-packages')\n"
+    "    for root in roots:\n"
+    "        for path in glob.glob(os.path.join(root, 'trl_sandbox', 'data', 'HumanEval.jsonl.gz')):\n"
+    "            try:\n"
+    "                return [json.loads(line) for line in gzip.open(path)]\n"
+    "            except OSError as exc:\n"
+    "                print('denied', path, exc)\n"
+    "    return []\n"
+    "for _row in _steal():\n"
+    "    try:\n"
+    "        exec(_row['prompt'] + _row['canonical_solution'], globals())\n"
+    "    except Exception:\n"
+    "        pass\n"
+)
+_WHEEL_SCORE = """
+import json, sys
+from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks
+rows = [r for r in load_tasks("humaneval")][:6]
+config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=5.0,
+                       sandbox_backend_options={"root_dir": sys.argv[1]})
+with Scorer.from_config(config) as scorer:
+    thief = scorer.score([Task.from_row(r) for r in rows], [sys.argv[2]] * len(rows))
+    honest = scorer.score([Task.from_row(r) for r in rows], [r["canonical_solution"] for r in rows])
+    print(json.dumps({"thief": [r.status for r in thief], "honest": [r.status for r in honest],
+                      "describe": scorer.pool.backend.describe()}))
+"""
+
+
+@pytest.fixture
+def readable_tmp():
+    """A temporary directory other users can read (pytest's own are under a private directory), removed after."""
+    import shutil
+
+    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-wheel-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sandbox_root):
+    """Finding 1, as users install us: trl-sandbox built as a wheel and installed (not editable) in a virtual
+    environment that the sandbox user can read, whose site-packages then holds trl_sandbox/data/HumanEval.jsonl.gz.
+    A completion that finds it and defines every canonical solution passes nothing; honest ones pass."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    repo = Path(__file__).resolve().parent.parent
+    wheels = readable_tmp / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(wheels), str(repo)], check=True, timeout=300, capture_output=True)
+    (wheel,) = wheels.glob("trl_sandbox-*.whl")
+    venv = readable_tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
+                    str(wheel)], check=True, timeout=300, capture_output=True)
+    site_dir = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    assert (Path(site_dir) / "trl_sandbox" / "data" / "HumanEval.jsonl.gz").is_file()
+    # The wheel's dependencies (anyio...) from this environment, behind the wheel's own copy of trl_sandbox.
+    (Path(site_dir) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    for path in [readable_tmp, *readable_tmp.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | 0o555 if path.is_dir() else path.stat().st_mode | 0o444)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run([str(python), "-c", _WHEEL_SCORE, str(sandbox_root), DATA_THIEF.format(site=site_dir)],
+                          capture_output=True, text=True, timeout=600, cwd=str(readable_tmp), env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["honest"] == ["passed"] * 6, out
+    assert "passed" not in out["thief"], out
+
+
+# -- sandbox uids: never shared between sandboxes of different processes --------------------------------------------
+_UID_HOLDER = """
+import anyio, os, sys, uuid
+sys.path.insert(0, sys.argv[3])
+uuid.uuid4 = lambda: uuid.UUID(int=0)  # every sandbox id is local-0000...: the same uid under a hash of the id
+from trl_sandbox.backends.local import LocalBackend
+
+HOG = ("import threading, time\\n"
+       "threads = []\\n"
+       "try:\\n"
+       "    while True:\\n"
+       "        t = threading.Thread(target=time.sleep, args=(30,), daemon=True)\\n"
+       "        t.start()\\n"
+       "        threads.append(t)\\n"
+       "except RuntimeError:\\n"
+       "    pass\\n"
+       "print('holding', len(threads), flush=True)\\n"
+       "time.sleep(30)\\n")
+HONEST = ("import threading\\n"
+          "out = []\\n"
+          "ts = [threading.Thread(target=out.append, args=(i,)) for i in range(8)]\\n"
+          "[t.start() for t in ts]\\n"
+          "[t.join() for t in ts]\\n"
+          "print(sorted(out) == list(range(8)))\\n")
+
+async def main():
+    backend = LocalBackend(root_dir=sys.argv[1], max_processes=24)
+    await backend.start()
+    sandbox = await backend.create({})
+    uid = (await backend.exec(sandbox, [*sandbox.python, "-c", "import os; print(os.getuid())"], timeout_s=20))
+    print("uid", uid.stdout.decode().strip(), flush=True)
+    if sys.argv[2] == "hog":
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: backend.exec(sandbox, [*sandbox.python, "-c", HOG], timeout_s=25))
+            await anyio.to_thread.run_sync(sys.stdin.readline)  # the test says when to stop
+            tg.cancel_scope.cancel()
+    else:
+        sys.stdin.readline()  # the test says when the hog holds its threads
+        result = await backend.exec(sandbox, [*sandbox.python, "-c", HONEST], timeout_s=20)
+        print("honest", result.exit_code, result.stdout.decode().strip(), result.stderr.decode()[-300:].replace("\\n", " "),
+              flush=True)
+    await backend.delete(sandbox)
+    await backend.aclose()
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="per-sandbox uids are given as root (a non-root user has one uid)")
+def test_sandboxes_of_two_processes_never_share_a_uid(own_sandbox_root):
+    """Finding 5: two training processes each open a pool whose sandbox ids would map to the same uid. One
+    completion holds every process its uid may have; an honest completion starting threads in the other process's
+    sandbox still runs, because the uids are claimed host-wide."""
+    import subprocess
+    import sys
+    import time
+
+    repo = str(Path(__file__).resolve().parent.parent)
+    roots = [own_sandbox_root / name for name in ("a", "b")]
+    for root in roots:
+        root.mkdir(mode=0o711)
+    from trl_sandbox.backends._host import processes_of
+
+    procs = [subprocess.Popen([sys.executable, "-c", _UID_HOLDER, str(root), role, repo], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for root, role in zip(roots, ("hog", "honest"))]
+    hog, honest = procs
+    try:
+        hog_uid = int(hog.stdout.readline().split()[1])
+        honest_uid = int(honest.stdout.readline().split()[1])
+        deadline = time.monotonic() + 60
+        while processes_of(hog_uid) < 14 and time.monotonic() < deadline:  # the hog holds what its cgroup lets it
+            time.sleep(0.1)
+        honest.stdin.write("go\n")
+        honest.stdin.flush()
+        line = honest.stdout.readline()
+        hog.stdin.write("stop\n")
+        hog.stdin.flush()
+        assert line.startswith("honest 0 True"), line
+        assert hog_uid != honest_uid
+    finally:
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    assert [proc.returncode for proc in procs] == [0, 0]
+    assert [list(root.iterdir()) for root in roots] == [[], []]
+    for root in roots:
+        root.rmdir()

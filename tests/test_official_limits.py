@@ -245,13 +245,15 @@ def test_standard_library_only_stays_an_option(sandbox_root):
 def test_packages_of_another_python_version_are_refused_with_the_fix():
     from trl_sandbox.backends._packages import packages_problem
 
-    other = packages_problem({"version": [3, 8], "readable": ["/x"]}, None, ["/x"], "/usr/bin/python3.8")
+    version = list(__import__("sys").version_info[:2])
+    other = packages_problem({"version": [3, 8], "unreadable": []}, None, "/usr/bin/python3.8")
     assert other is not None and "python" in other and "version" in other
-    hidden = packages_problem({"version": list(__import__("sys").version_info[:2]), "readable": []}, None, ["/x"],
-                              "/usr/bin/python3")
-    assert hidden is not None and "/x" in hidden
-    assert packages_problem({"version": list(__import__("sys").version_info[:2]), "readable": ["/x"]}, None, ["/x"],
-                            "/usr/bin/python3") is None
+    # The sandbox interpreter's own packages (site_packages=True) need no particular version.
+    assert packages_problem({"version": [3, 8], "unreadable": []}, None, "/usr/bin/python3.8", same_version=False) \
+        is None
+    hidden = packages_problem({"version": version, "unreadable": ["/x/numpy"]}, None, "/usr/bin/python3")
+    assert hidden is not None and "/x/numpy" in hidden
+    assert packages_problem({"version": version, "unreadable": []}, None, "/usr/bin/python3") is None
 
 
 # -- rule 16: the judge's own start is never the program's verdict --------------------------------------------------

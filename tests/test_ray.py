@@ -314,6 +314,23 @@ def test_an_interpreter_session_runs_through_the_ray_backend(cluster):
     assert pool.live_sandboxes() == []
 
 
+def test_an_execution_and_a_session_write_their_own_scratch_slot_only_on_ray(cluster):
+    """Finding 3 of the containment review on Ray: the local layers in each actor hold the slots apart (scoring and
+    interpreter sessions; see tests/test_hostile.py)."""
+    from test_hostile import check_sessions_hold, check_slots_hold
+
+    local = {"scratch_limit_bytes": 16 << 20}
+    cfg = config(cluster, sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_compile_timeout=30.0,
+                 sandbox_max_sessions=1, sandbox_tool_timeout=5.0, options={"local_options": local})
+    with Scorer.from_config(cfg) as scorer:
+        cluster.actor_pids |= {s.data["pid"] for s in scorer.pool.live_sandboxes()}
+        check_slots_hold(scorer)
+    with CodeEnvironment.factory(cfg) as make_env:
+        pool = check_sessions_hold(make_env)._bound.pool
+        cluster.actor_pids |= {s.data["pid"] for s in pool.live_sandboxes()}
+    assert pool.live_sandboxes() == []
+
+
 def test_an_unreachable_cluster_is_one_clear_error_and_ray_is_never_started_or_imported_needlessly():
     probe = textwrap.dedent("""
         import sys, anyio

@@ -199,11 +199,20 @@ class Server:
         os.environ.clear()
         os.environ.update(cfg["env"])
         os.environ["HOME"] = os.environ["TMPDIR"] = self.worker_slot
-        self._restrict()
-        # Each execution enters a nested Landlock domain that only scopes signals and abstract sockets: it cannot
-        # signal the judge, this server or another execution even if it could name them.
+        # Each execution enters a nested Landlock domain of its slot: it reads what the sandbox reads and writes its
+        # own slot only (never a sibling's: what one completion leaves there, or the space it fills, never reaches
+        # the next one), and with ABI >= 6 it cannot signal the judge, this server or another execution, nor reach
+        # their abstract sockets, even if it could name them. Built now: this server cannot open paths once
+        # restricted.
         landlock = cfg.get("landlock")
-        self.scope = _landlock.create_scope_ruleset() if landlock and landlock["abi"] >= 6 else None
+        self.slot_rulesets = {}
+        if landlock:
+            for slot in self.slots:
+                self.slot_rulesets[slot] = _landlock.create_ruleset(
+                    landlock["ro"], [slot], landlock["dev"], abi=landlock["abi"], list_only=landlock.get("ls", ()))
+        #: Why this sandbox must not run anything any more (a slot that could not be emptied), or None.
+        self.spent = None
+        self._restrict()
         self.judge_pid = self._start_judge(judge_end)
         judge_end.close()
         os.close(self.host_judge_fd)
@@ -218,7 +227,8 @@ class Server:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         landlock = cfg.get("landlock")
         if landlock:
-            ruleset = _landlock.create_ruleset(landlock["ro"], self.slots, landlock["dev"], abi=landlock["abi"])
+            ruleset = _landlock.create_ruleset(landlock["ro"], self.slots, landlock["dev"], abi=landlock["abi"],
+                                               list_only=landlock.get("ls", ()))
             try:
                 _landlock.restrict_self(ruleset, libc)
             finally:
@@ -243,8 +253,8 @@ class Server:
                 raise OSError(ctypes.get_errno(), "capset failed")
 
     def _child_common(self, fds, keep, cpu_s, slot):
-        """Setup shared by every forked execution: its own session, a nested Landlock scope, descriptors 0-2,
-        nothing else inherited, the slot as working directory, its CPU-time limit, no privileges.
+        """Setup shared by every forked execution: its own session, the nested Landlock domain of its slot,
+        descriptors 0-2, nothing else inherited, the slot as working directory, its CPU-time limit, no privileges.
 
         Everything else is inherited from the server (the other rlimits, nice, the environment, Python's own
         signal dispositions) and costs nothing here: every object a fork touches is a page the kernel copies. No
@@ -252,8 +262,9 @@ class Server:
         the kernel kills every process in that namespace and in the namespaces nested in it.
         """
         os.setsid()  # its own session and process group: kill(0, ...) reaches nothing of ours
-        if self.scope is not None:
-            _landlock.restrict_self(self.scope, self.libc)
+        ruleset = self.slot_rulesets.get(slot)
+        if ruleset is not None:
+            _landlock.restrict_self(ruleset, self.libc)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         _close_all_but(keep)
@@ -384,7 +395,12 @@ class Server:
         self._start_pending()
 
     def _start_pending(self):
-        """Start what waits for a slot, in order, while slots are free."""
+        """Start what waits for a slot, in order, while slots are free; refuse everything once the sandbox is spent."""
+        if self.spent:
+            for start, msg, fds in self.pending:
+                self._refuse(start, fds)
+            self.pending = []
+            return
         waiting = []
         for start, msg, fds in self.pending:
             if start == self._start_worker and self.worker_free:
@@ -395,6 +411,23 @@ class Server:
             else:
                 waiting.append((start, msg, fds))
         self.pending = waiting
+
+    def _refuse(self, start, fds):
+        """Answer a request with this sandbox's reason to run nothing more (the host then replaces the sandbox)."""
+        error = "the sandbox's scratch space could not be restored (%s): it must be replaced" % self.spent
+        if start == self._start_worker:
+            for fd in fds:
+                os.close(fd)
+            self._answer_judge({"error": error})
+            return
+        status = fds[3]
+        for fd in fds[:3]:
+            os.close(fd)
+        try:
+            _write_all(status, json.dumps({"error": error}).encode())
+        except OSError:
+            pass
+        os.close(status)
 
     def _answer_judge(self, msg, fds=()):
         try:
@@ -497,6 +530,7 @@ class Server:
             os.chmod(run["slot"], 0o700)
         except OSError:
             pass
+        self._check_slots(run["slot"])
         if run["slot"] == self.worker_slot:
             self.worker_free = True
         else:
@@ -505,6 +539,21 @@ class Server:
             self._report(run, code, duration)
         if self.pending:
             self._start_pending()
+
+    def _check_slots(self, reaped):
+        """Before a slot is used again: the slot just emptied and every idle slot must be empty; else the sandbox is
+        spent (:meth:`_start_pending` then refuses every request, and the host replaces the sandbox)."""
+        busy = {run["slot"] for run in self.running.values()}
+        for slot in self.slots:
+            if slot != reaped and slot in busy:
+                continue
+            try:
+                left = os.listdir(slot)
+            except OSError as exc:
+                left = ["(%s)" % exc]
+            if left:
+                self.spent = "%s holds %s" % (os.path.basename(slot), ", ".join(sorted(left)[:3]))
+                return
 
     def _report(self, run, code, duration):
         os.set_blocking(run["setup"], False)

@@ -113,14 +113,24 @@ def leave_root(presence: Path, *, remove: bool) -> None:
             pass
 
 
-def leave_host(presence: Path, remove_root: bool, judge_lib: Path | None, remove_cgroups: Callable[[], None]) -> None:
-    """Remove what a run of the local backend made on this host outside its sandboxes: the judge's package copy,
-    then its presence in the sandboxes' root and (:func:`leave_root`) the root, then the parent cgroups
-    (``remove_cgroups``), those two where no other live run of this host uses them."""
-    if judge_lib is not None:
-        rmtree(judge_lib)
+def leave_host(presence: Path, remove_root: bool, made: list[Path], release: Callable[[], None]) -> None:
+    """Remove what a run of the local backend made on this host outside its sandboxes: the directories ``made`` in
+    the sandboxes' root (the judge's package copy, the packages' view), then its presence in the root and
+    (:func:`leave_root`) the root, then what ``release`` frees (the parent cgroups where no other live run of this host
+    uses them, the sandbox uids it holds)."""
+    for path in made:
+        rmtree(path)
     leave_root(presence, remove=remove_root)
-    remove_cgroups()
+    release()
+
+
+def remove_stale(root: Path, prefix: str) -> None:
+    """Remove the entries of ``root`` named ``<prefix><pid>-...`` whose process ``pid`` is gone (made by a run killed
+    before it could remove them)."""
+    for stale in root.glob(f"{prefix}*"):
+        pid = stale.name[len(prefix):].split("-")[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            rmtree(stale)
 
 
 def processes_of(uid: int) -> int:

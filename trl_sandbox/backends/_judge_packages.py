@@ -13,7 +13,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from ._host import process_alive, rmtree
+from ._host import remove_stale, rmtree
 
 logger = logging.getLogger(__name__)
 
@@ -43,10 +43,7 @@ def copy_judge_packages(root_dir: Path) -> Path | None:
             if len(file.parts) == 1 and not top.endswith(".py"):
                 continue
             sources.setdefault(top, Path(dist.locate_file(top)))
-    for stale in root_dir.glob("judge-lib-*"):  # copies of processes that were killed before closing
-        pid = stale.name.split("-")[2]
-        if pid.isdigit() and not process_alive(int(pid)):
-            rmtree(stale)
+    remove_stale(root_dir, "judge-lib-")  # copies of processes that were killed before closing
     if "pytest" not in sources:
         return None
     target = root_dir / f"judge-lib-{os.getpid()}-{uuid.uuid4().hex[:8]}"

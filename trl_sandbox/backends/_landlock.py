@@ -91,7 +91,7 @@ def describe(abi):
     return "landlock v%d (%s)" % (abi, "/".join(parts))
 
 
-def create_ruleset(read_only, read_write, device_files, abi=None):
+def create_ruleset(read_only, read_write, device_files, abi=None, list_only=()):
     """Build a Landlock ruleset and return its file descriptor (to apply with :func:`restrict_self`).
 
     Building once and applying many times is what the fork server does: each execution only pays for
@@ -103,6 +103,8 @@ def create_ruleset(read_only, read_write, device_files, abi=None):
         read_write: Directories fully writable (the scratch directory).
         device_files: Files readable and writable (``/dev/null``...).
         abi: The ABI to use (``abi_version()`` when None).
+        list_only: Directories whose tree may be listed but not read: the directories above an installed-package
+            directory that must stay unreadable (see ``_packages.carve``), whose other entries are in ``read_only``.
 
     Raises:
         OSError: Landlock is unavailable, or a call failed.
@@ -119,7 +121,8 @@ def create_ruleset(read_only, read_write, device_files, abi=None):
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        rules = [(p, READ_ONLY & handled) for p in read_only]
+        rules = [(p, READ_DIR) for p in list_only]
+        rules += [(p, READ_ONLY & handled) for p in read_only]
         rules += [(p, handled) for p in read_write]
         rules += [(p, FILE_RW & handled) for p in device_files]
         for path, access in rules:
@@ -142,22 +145,6 @@ def create_ruleset(read_only, read_write, device_files, abi=None):
     return ruleset
 
 
-def create_scope_ruleset():
-    """A ruleset (ABI >= 6) that only scopes signals and abstract unix sockets. Applied on top of a domain, it
-    nests a new domain inside it: the process can no longer signal, or connect to abstract sockets of, processes
-    of the outer domain (its siblings and parents), while filesystem and network rules stay those of the outer one.
-
-    Raises:
-        OSError: Landlock is unavailable or older than ABI 6.
-    """
-    libc = _libc()
-    attr = _RulesetAttr(0, 0, SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
-    ruleset = libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(24), ctypes.c_uint32(0))
-    if ruleset < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset (scope only) failed")
-    return ruleset
-
-
 def restrict_self(ruleset, libc=None):
     """Confine the calling thread (and its future children) with the ruleset ``ruleset`` (a descriptor from
     :func:`create_ruleset`, left open). No-new-privs must be set before (``prctl``).
@@ -170,14 +157,14 @@ def restrict_self(ruleset, libc=None):
         raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
 
 
-def restrict(read_only, read_write, device_files, abi=None):
+def restrict(read_only, read_write, device_files, abi=None, list_only=()):
     """Confine the calling thread (and its future children) with Landlock: :func:`create_ruleset` then
     :func:`restrict_self`. Arguments as for :func:`create_ruleset`.
 
     Raises:
         OSError: Landlock is unavailable, or a call failed. No-new-privs must be set before (``prctl``).
     """
-    ruleset = create_ruleset(read_only, read_write, device_files, abi)
+    ruleset = create_ruleset(read_only, read_write, device_files, abi, list_only)
     try:
         restrict_self(ruleset)
     finally:

@@ -132,7 +132,8 @@ def _child(libc, cfg, alive_r, setup_w):
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         landlock = cfg.get("landlock")
         if landlock:
-            _landlock.restrict(landlock["ro"], [cfg["cwd"]], landlock["dev"], abi=landlock["abi"])
+            _landlock.restrict(landlock["ro"], [cfg["cwd"]], landlock["dev"], abi=landlock["abi"],
+                               list_only=landlock.get("ls", ()))
         if cfg.get("seccomp"):
             _seccomp.install()
         os.umask(0o077)

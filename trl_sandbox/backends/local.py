@@ -10,6 +10,7 @@ environment. See :class:`LocalBackend` for the layers and docs/security.md for w
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -26,12 +27,22 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
 from ..harness.archive import HARNESS_FILES, HARNESS_NAME
-from . import _landlock, _seccomp
+from . import _landlock, _seccomp, _uids
 from ._cgroups import Cgroups
 from ._executions import LAUNCHER, run_launcher
 from ._host import enter_root, leave_host, processes_of, rmtree
 from ._judge_packages import JUDGE_PATH_ENV, copy_judge_packages
-from ._packages import PACKAGES_ENV, PACKAGES_PROBE, packages_problem, trainer_site_packages
+from ._packages import (
+    DEFAULT_PACKAGES,
+    PACKAGES_ENV,
+    PACKAGES_PROBE,
+    carve,
+    make_view,
+    offered_entries,
+    package_dirs,
+    packages_problem,
+    trainer_site_packages,
+)
 from ._servers import ForkServers
 from ._toolchains import Toolchains, request_language, toolchain_dirs
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
@@ -40,8 +51,6 @@ logger = logging.getLogger(__name__)
 
 #: The harness package's directory: the fork server imports it from there (see _forkserver._import_harness).
 _HARNESS_PACKAGE = str(Path(__file__).resolve().parent.parent / "harness")
-_SANDBOX_UID_BASE = 61000
-_SANDBOX_UID_SPAN = 20000
 # What a sandboxed command sees as its environment: nothing from the host (no tokens, no proxies).
 _BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -69,10 +78,13 @@ _PROBE = (
     "    r['fs'] = 'blocked'\n"
     "print(json.dumps(r))\n"
 )
+# The interpreter's directories (read-only to sandboxed code) and its installed-package directories (never readable
+# whole: see _packages).
 _PATHS_PROBE = (
-    "import json, os, sys\n"
-    "print(json.dumps(sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,\n"
-    "    sys.base_exec_prefix, os.path.dirname(sys.executable))})))\n"
+    "import json, os, site, sys\n"
+    "prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,\n"
+    "    sys.base_exec_prefix, os.path.dirname(sys.executable))})\n"
+    "print(json.dumps({'prefixes': prefixes, 'site': site.getsitepackages() + [site.getusersitepackages()]}))\n"
 )
 # Read-only to sandboxed code (with the interpreter's own prefixes): system binaries and shared libraries.
 _SYSTEM_RO = ("/usr", "/lib", "/lib64", "/lib32", "/bin")
@@ -92,9 +104,12 @@ class LocalBackend(Backend):
 
     - namespaces: new network (no interface up), PID (the code's first process is PID 1: at exit or timeout the
       kernel kills everything it started), IPC, UTS and mount namespaces; in a user namespace when not root;
-    - identity: as root, an unprivileged per-sandbox uid (``61000 + n``) with no groups and no-new-privs;
-    - Landlock: read/execute only under the interpreter's and system library directories, read the harness files,
-      write only the scratch directory; no TCP; signals and abstract unix sockets scoped to the sandbox;
+    - identity: as root, an unprivileged uid of the sandbox's own (``61000 + n``, claimed host-wide: see
+      :mod:`._uids`) with no groups and no-new-privs;
+    - Landlock: read/execute only under the interpreter's and system library directories (never the files of an
+      installed-package directory, but for the packages offered: see :mod:`._packages`), read the harness files,
+      write only the execution's own scratch directory; no TCP; signals and abstract unix sockets scoped to the
+      execution;
     - seccomp: no sockets (``socketpair`` allowed), ptrace, mount, namespaces, eBPF, io_uring, keyrings...;
     - resources: rlimits on CPU seconds, address space, file size, processes, open files; a per-sandbox memory
       and pids cgroup where cgroups are writable; ``nice`` 10; a wall-clock timeout; a scratch tmpfs of
@@ -112,10 +127,16 @@ class LocalBackend(Backend):
             :meth:`start` is left in place.
         python: Interpreter that runs code inside the sandbox. Default: the first of the trainer's interpreter,
             its base interpreter and ``/usr/bin/python3`` that the sandbox user can run.
-        site_packages: None (default): sandboxed Python gets the trainer environment's installed packages (numpy,
-            pandas...: APPS's prelude and KodCode's tests use them), read-only, when its Python version is the
-            trainer's (see :mod:`._packages`; a warning names the fix otherwise). False: the standard library only.
-            True: the sandbox interpreter's own site-packages (``-I`` without ``-S``).
+        site_packages: None (default): sandboxed Python gets the distributions ``packages`` of the trainer's
+            environment, with what they require (numpy, pandas...: APPS's prelude and KodCode's tests use them),
+            read-only, when its Python version is the trainer's (see :mod:`._packages`; a warning names the fix
+            otherwise). False: the standard library only. True: ``packages`` as installed for the sandbox
+            interpreter itself (``-I`` without ``-S``), for a sandbox interpreter of another version. Either way no
+            other installed package is readable.
+        packages: The distributions (names as pip knows them) offered to sandboxed Python, with what they require.
+            Default: :data:`~trl_sandbox.backends._packages.DEFAULT_PACKAGES` (numpy, pandas, scipy, scikit-learn,
+            sortedcontainers, sympy, networkx; those installed). trl-sandbox itself is never offered: it ships
+            HumanEval's tests and solutions.
         memory_limit_bytes: Address-space limit per execution (bytes).
         output_limit_bytes: Cap on each of stdout and stderr per execution (bytes).
         file_size_limit_bytes: Largest file an execution may write (bytes).
@@ -140,6 +161,7 @@ class LocalBackend(Backend):
         root_dir: str | os.PathLike[str] | None = None,
         python: str | None = None,
         site_packages: bool | None = None,
+        packages: Sequence[str] | None = None,
         memory_limit_bytes: int = 1 << 30,
         output_limit_bytes: int = 1 << 20,
         file_size_limit_bytes: int = 64 << 20,
@@ -160,6 +182,8 @@ class LocalBackend(Backend):
         ):
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"local backend: {label} must be a positive integer, got {value!r}")
+        if packages is not None and (isinstance(packages, str) or not all(isinstance(p, str) for p in packages)):
+            raise ConfigurationError(f"local backend: packages must be a list of distribution names, got {packages!r}")
         if sys.platform != "linux":
             raise IsolationUnavailableError("the local backend needs Linux namespaces; use a remote backend here")
         euid = os.geteuid()
@@ -167,6 +191,7 @@ class LocalBackend(Backend):
         self.root_dir = Path(root_dir or Path(tempfile.gettempdir()) / f"trl-sandbox-{euid}")
         self.python = python
         self.site_packages = site_packages
+        self.packages = tuple(DEFAULT_PACKAGES if packages is None else packages)
         self.memory_limit_bytes = memory_limit_bytes
         self.output_limit_bytes = output_limit_bytes
         self.file_size_limit_bytes = file_size_limit_bytes
@@ -178,7 +203,12 @@ class LocalBackend(Backend):
         self._namespaces = namespaces is not False
         self._landlock_abi = 0
         self._landlock_ro: list[str] = []
+        self._landlock_ls: list[str] = []  # listable only: the directories above an installed-package directory
+        self._hidden: list[str] = []  # installed-package directories, unreadable but for the packages offered
         self._packages: list[str] = []
+        self._offered: list[str] = []
+        self._made: list[Path] = []  # directories of the root this run removes when it leaves
+        self._uids: dict[str, _uids.UidClaim] = {}
         self._seccomp = False
         self._cgroups = Cgroups({})
         self._started = False
@@ -213,9 +243,11 @@ class LocalBackend(Backend):
         self._seccomp = _seccomp.supported()
         self._cgroups = Cgroups.writable()
         self._judge_lib = await anyio.to_thread.run_sync(copy_judge_packages, self.root_dir)
+        if self._judge_lib is not None:
+            self._made.append(self._judge_lib)
         # Removed by aclose(); else when this backend is collected or Python exits.
-        self._leave = weakref.finalize(self, leave_host, presence, self._default_root or created, self._judge_lib,
-                                       self._cgroups.remove_parents)
+        release = functools.partial(_release_host, self._cgroups.remove_parents, self._uids)
+        self._leave = weakref.finalize(self, leave_host, presence, self._default_root or created, self._made, release)
         extra_ro = toolchain_dirs(_BASE_ENV["PATH"], _SYSTEM_RO)  # no process: the versions wait for first use
         candidates = [self.python] if self.python else self._python_candidates()
         self.python = None
@@ -231,11 +263,14 @@ class LocalBackend(Backend):
                 if error:
                     errors.append(f"{candidate}: {error}")
                     continue
-                self._landlock_ro = sorted({*paths, *(p for p in _SYSTEM_RO if os.path.exists(p)), *extra_ro})
+                roots = sorted({*paths["prefixes"], *(p for p in _SYSTEM_RO if os.path.exists(p)), *extra_ro})
+                self._hidden = package_dirs(roots, [*trainer_site_packages(), *paths["site"]])
+                self._landlock_ro, self._landlock_ls = carve(roots, self._hidden)
                 if self._judge_lib is not None:
                     self._landlock_ro.append(str(self._judge_lib))
-                if self.site_packages is None:
-                    await self._offer_packages(probe_sandbox, candidate)
+                if self.site_packages is not False and self.packages:
+                    search = paths["site"] if self.site_packages else trainer_site_packages()
+                    await self._offer_packages(probe_sandbox, candidate, search)
                 self._require_layers()
                 info, error = await self._probe(probe_sandbox, _PROBE, layers=True)
                 if error:
@@ -310,7 +345,8 @@ class LocalBackend(Backend):
             layers.append("namespaces net+pid+ipc+uts+mnt" + ("+user" if not self._is_root else ""))
         else:
             layers.append("NO namespaces (subreaper kill, scratch size watchdog)")
-        layers.append("uid 61000+n, no groups, no-new-privs" if self._is_root else "own uid, no-new-privs")
+        layers.append("uid 61000+n (host-wide registry), no groups, no-new-privs" if self._is_root
+                      else "own uid, no-new-privs")
         if self._landlock_abi:
             layers.append(_landlock.describe(self._landlock_abi))
         if self._seccomp:
@@ -319,7 +355,9 @@ class LocalBackend(Backend):
             layers.append("cgroup " + "+".join(sorted(self._cgroups.bases)))
         layers += [
             f"rlimits cpu/as=data={self.memory_limit_bytes}/fsize/nproc={self.max_processes}/nofile",
-            f"scratch {'tmpfs' if self._namespaces else 'watchdog'} {self.scratch_limit_bytes} B",
+            f"scratch {'tmpfs' if self._namespaces else 'watchdog'} {self.scratch_limit_bytes} B"
+            + (", a slot per execution" if self._use_server and self._landlock_abi else ""),
+            "packages " + (", ".join(self._offered) if self._offered else "none (standard library only)"),
             "empty env",
             "nice 10",
             "wall-clock kill",
@@ -390,22 +428,29 @@ class LocalBackend(Backend):
             env[PACKAGES_ENV] = os.pathsep.join(self._packages)
         return env
 
-    async def _offer_packages(self, sandbox: Sandbox, python: str) -> None:
-        """Offer the trainer's installed packages to sandboxed code (read-only) when ``python`` is of the trainer's
-        version and can read them; otherwise log why not and how to fix it (see :mod:`._packages`)."""
-        wanted = trainer_site_packages()
-        if not wanted:
+    async def _offer_packages(self, sandbox: Sandbox, python: str, search: list[str]) -> None:
+        """Offer the distributions :attr:`packages` installed in the directories ``search`` (and what they require) to
+        sandboxed code, read-only, through a view directory of links (see :mod:`._packages`), when ``python`` can
+        use them; otherwise log why not and how to fix it."""
+        entries, missing = offered_entries(self.packages, search)
+        if not entries:
             return
-        self._packages = wanted
+        view = await anyio.to_thread.run_sync(make_view, self.root_dir, entries)
+        self._made.append(view)
         saved = list(self._landlock_ro)
-        self._landlock_ro = sorted({*self._landlock_ro, *wanted})
+        self._packages = [str(view)]
+        self._landlock_ro = sorted({*self._landlock_ro, str(view), *entries.values()})
         info, error = await self._probe(sandbox, PACKAGES_PROBE, layers=False)
-        problem = packages_problem(info, error, wanted, python)
+        problem = packages_problem(info, error, python, same_version=not self.site_packages)
         if problem is not None:
             logger.warning("trl-sandbox local backend: sandboxed code gets the standard library only, not the "
-                           "trainer's packages (numpy...): %s. site_packages=False silences this.", problem)
+                           "packages %s: %s. site_packages=False silences this.", ", ".join(self.packages), problem)
             self._packages = []
             self._landlock_ro = saved
+            self._made.remove(view)
+            await anyio.to_thread.run_sync(rmtree, view)
+            return
+        self._offered = [name for name in self.packages if name not in missing]
 
     # -- contract --------------------------------------------------------------------------------------------------
 
@@ -432,6 +477,13 @@ class LocalBackend(Backend):
         self._cgroups.create(sandbox_id, self.memory_limit_bytes + self.scratch_limit_bytes + (64 << 20),
                              self.max_processes)
         sandbox = self._handle(sandbox_id, dict(labels))
+        if self._is_root:
+            try:
+                self._uids[sandbox_id] = await anyio.to_thread.run_sync(_uids.claim, int(sandbox_id[6:], 16))
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await self.delete(sandbox)
+                raise
         if self._use_server:
             try:
                 await self._servers.start(sandbox)
@@ -460,6 +512,7 @@ class LocalBackend(Backend):
             server["landlock"] = {
                 "abi": self._landlock_abi,
                 "ro": [*self._landlock_ro, sandbox.workdir],
+                "ls": self._landlock_ls,
                 "dev": list(_DEVICES),
             }
         cfg = {
@@ -482,7 +535,16 @@ class LocalBackend(Backend):
         )
 
     def _uid(self, sandbox: Sandbox) -> int:
-        return _SANDBOX_UID_BASE + int(sandbox.id.rsplit("-", 1)[-1], 16) % _SANDBOX_UID_SPAN
+        """``sandbox``'s uid (as root), claimed in the host's registry when it was created (or now, for a sandbox
+        of another process that this one executes in).
+
+        Raises:
+            InfrastructureError: no uid is free on this host.
+        """
+        claim = self._uids.get(sandbox.id)
+        if claim is None:
+            claim = self._uids[sandbox.id] = _uids.claim(int(sandbox.id.rsplit("-", 1)[-1], 16))
+        return claim.uid
 
     async def write_files(self, sandbox: Sandbox, files: Mapping[str, bytes]) -> None:
         """Write ``files`` under ``sandbox.workdir`` (readable, not writable, by executions).
@@ -534,7 +596,9 @@ class LocalBackend(Backend):
             if language is not None and language not in self._toolchains.probed:
                 new = await self._toolchains.look_up(language, self._landlock_ro)
                 if new:
-                    self._landlock_ro = sorted({*self._landlock_ro, *new})
+                    readable, listable = carve(new, self._hidden)
+                    self._landlock_ro = sorted({*self._landlock_ro, *readable})
+                    self._landlock_ls = sorted({*self._landlock_ls, *listable})
                     self._servers.outdate()
         server = await self._servers.current(sandbox)
         if server is not None:
@@ -581,6 +645,7 @@ class LocalBackend(Backend):
                 cfg["landlock"] = {
                     "abi": self._landlock_abi,
                     "ro": [*self._landlock_ro, sandbox.workdir],
+                    "ls": self._landlock_ls,
                     "dev": list(_DEVICES),
                 }
             cfg["seccomp"] = self._seccomp
@@ -633,6 +698,9 @@ class LocalBackend(Backend):
         if path.exists():
             await anyio.to_thread.run_sync(rmtree, path)
         await anyio.to_thread.run_sync(self._cgroups.delete, sandbox.id)
+        claim = self._uids.pop(sandbox.id, None)
+        if claim is not None:  # after the server is stopped: no process of the sandbox holds the uid any more
+            claim.release()
 
     async def list(self, labels: Mapping[str, str]) -> list[Sandbox]:
         """Return the sandboxes under ``root_dir`` whose labels include ``labels``."""
@@ -648,3 +716,12 @@ class LocalBackend(Backend):
             if all(have.get(k) == v for k, v in labels.items()):
                 found.append(self._handle(record["id"], have))
         return found
+
+
+def _release_host(remove_cgroups: Any, claims: dict[str, _uids.UidClaim]) -> None:
+    """What a backend that goes away without deleting its sandboxes frees: the uids they held, then the parent
+    cgroups (see :func:`._host.leave_host`)."""
+    for claim in list(claims.values()):
+        claim.release()
+    claims.clear()
+    remove_cgroups()
