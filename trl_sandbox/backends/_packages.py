@@ -231,3 +231,58 @@ def packages_problem(info: object, error: str | None, python: str, *, same_versi
         return (f"the sandbox user cannot read {shown} (a private home directory?); install the environment where "
                 "other users can read it")
     return None
+
+
+class Readable:
+    """What sandboxed code of a local backend may read: the Landlock rules the backend hands to its launcher and
+    fork servers, and the packages offered.
+
+    Attributes:
+        readable: Paths readable and executable (directories cover their trees).
+        listable: Directories listable only (above an installed-package directory: see :func:`carve`).
+        hidden: The installed-package directories, unreadable but for the entries of the packages offered.
+        view: The directory of links on sandboxed Python's path (:func:`make_view`), or None.
+        offered: The distributions asked for that were found and offered (names as asked).
+    """
+
+    def __init__(self, roots: Iterable[str] = (), known_packages: Iterable[str] = ()) -> None:
+        self.hidden = package_dirs(roots, known_packages)
+        self.readable, self.listable = carve(roots, self.hidden)
+        self.view: Path | None = None
+        self.offered: list[str] = []
+
+    def widen(self, paths: Iterable[str]) -> None:
+        """Make ``paths`` readable too (a toolchain found later), but for the installed-package directories."""
+        readable, listable = carve(paths, self.hidden)
+        self.readable = sorted({*self.readable, *readable})
+        self.listable = sorted({*self.listable, *listable})
+
+    def offer(self, root: Path, names: Sequence[str], search: Sequence[str]) -> Path | None:
+        """Offer the distributions ``names`` installed in the directories ``search``, with what they require: link
+        them into a view directory of ``root`` (returned; None when none is installed) and make their entries
+        readable. :meth:`withdraw` undoes it.
+
+        Raises:
+            OSError: the view could not be made.
+        """
+        entries, missing = offered_entries(names, search)
+        if not entries:
+            return None
+        self.view = make_view(root, entries)
+        self._before = list(self.readable)
+        self.readable = sorted({*self.readable, str(self.view), *entries.values()})
+        self.offered = [name for name in names if name not in missing]
+        return self.view
+
+    def withdraw(self) -> None:
+        """Offer nothing after all (the sandbox interpreter cannot use what :meth:`offer` offered); the caller
+        removes the view directory."""
+        if self.view is not None:
+            self.readable = self._before
+            self.view = None
+            self.offered = []
+
+    def landlock(self, abi: int, workdir: str, devices: Sequence[str]) -> dict:
+        """The ``landlock`` entry of a launcher or fork-server configuration for a sandbox whose files are in
+        ``workdir`` (read-only too): ``{"abi", "ro", "ls", "dev"}``."""
+        return {"abi": abi, "ro": [*self.readable, workdir], "ls": list(self.listable), "dev": list(devices)}

@@ -32,17 +32,8 @@ from ._cgroups import Cgroups
 from ._executions import LAUNCHER, run_launcher
 from ._host import enter_root, leave_host, processes_of, rmtree
 from ._judge_packages import JUDGE_PATH_ENV, copy_judge_packages
-from ._packages import (
-    DEFAULT_PACKAGES,
-    PACKAGES_ENV,
-    PACKAGES_PROBE,
-    carve,
-    make_view,
-    offered_entries,
-    package_dirs,
-    packages_problem,
-    trainer_site_packages,
-)
+from ._layers import PROBE, layer_names, missing_layers, probe_problems, require_layers
+from ._packages import DEFAULT_PACKAGES, PACKAGES_ENV, PACKAGES_PROBE, Readable, packages_problem, trainer_site_packages
 from ._servers import ForkServers
 from ._toolchains import Toolchains, request_language, toolchain_dirs
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
@@ -60,24 +51,6 @@ _BASE_ENV = {
     "PYTHONHASHSEED": "0",
     "PYTHONIOENCODING": "utf-8",
 }
-_PROBE = (
-    "import errno, json, os, socket\n"
-    "r = {'uid': os.getuid(), 'env': sorted(os.environ)}\n"
-    "try:\n"
-    "    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
-    "    s.settimeout(1)\n"
-    "    s.connect(('127.0.0.1', 9))\n"
-    "    r['net'] = 'connected'\n"
-    "except OSError as e:\n"
-    "    blocked = (errno.ENETUNREACH, errno.EPERM, errno.EACCES)\n"
-    "    r['net'] = 'blocked' if e.errno in blocked else errno.errorcode.get(e.errno, str(e))\n"
-    "try:\n"
-    "    os.listdir('/tmp')\n"
-    "    r['fs'] = 'readable'\n"
-    "except OSError:\n"
-    "    r['fs'] = 'blocked'\n"
-    "print(json.dumps(r))\n"
-)
 # The interpreter's directories (read-only to sandboxed code) and its installed-package directories (never readable
 # whole: see _packages).
 _PATHS_PROBE = (
@@ -202,11 +175,7 @@ class LocalBackend(Backend):
         self._is_root = euid == 0
         self._namespaces = namespaces is not False
         self._landlock_abi = 0
-        self._landlock_ro: list[str] = []
-        self._landlock_ls: list[str] = []  # listable only: the directories above an installed-package directory
-        self._hidden: list[str] = []  # installed-package directories, unreadable but for the packages offered
-        self._packages: list[str] = []
-        self._offered: list[str] = []
+        self._reads = Readable()
         self._made: list[Path] = []  # directories of the root this run removes when it leaves
         self._uids: dict[str, _uids.UidClaim] = {}
         self._seccomp = False
@@ -264,15 +233,15 @@ class LocalBackend(Backend):
                     errors.append(f"{candidate}: {error}")
                     continue
                 roots = sorted({*paths["prefixes"], *(p for p in _SYSTEM_RO if os.path.exists(p)), *extra_ro})
-                self._hidden = package_dirs(roots, [*trainer_site_packages(), *paths["site"]])
-                self._landlock_ro, self._landlock_ls = carve(roots, self._hidden)
+                self._reads = Readable(roots, [*trainer_site_packages(), *paths["site"]])
                 if self._judge_lib is not None:
-                    self._landlock_ro.append(str(self._judge_lib))
+                    self._reads.readable.append(str(self._judge_lib))
                 if self.site_packages is not False and self.packages:
                     search = paths["site"] if self.site_packages else trainer_site_packages()
                     await self._offer_packages(probe_sandbox, candidate, search)
-                self._require_layers()
-                info, error = await self._probe(probe_sandbox, _PROBE, layers=True)
+                require_layers(missing_layers(self._landlock_abi, self._namespaces, self._seccomp, self._is_root),
+                               self.allow_weak_isolation)
+                info, error = await self._probe(probe_sandbox, PROBE, layers=True)
                 if error:
                     errors.append(f"{candidate}: {error}")
                     continue
@@ -282,7 +251,7 @@ class LocalBackend(Backend):
         finally:
             await self.delete(probe_sandbox)
         if self.python is not None and self.site_packages is True and self.python != self._python_candidates()[0]:
-            logger.warning("trl-sandbox local backend: site_packages=True gives sandboxed code the site-packages of "
+            logger.warning("trl-sandbox local backend: site_packages=True offers sandboxed code the packages of "
                            "%s, not the trainer's (its interpreter %s cannot be run by the sandbox user); leave "
                            "site_packages unset to offer the trainer's packages read-only", self.python,
                            self._python_candidates()[0])
@@ -294,7 +263,11 @@ class LocalBackend(Backend):
             )
         if self.fork_server and self._namespaces:
             await self._start_fork_servers()
-        self._layers = self._layer_names()
+        self._layers = layer_names(
+            server=self._use_server, namespaces=self._namespaces, is_root=self._is_root, landlock_abi=self._landlock_abi,
+            seccomp=self._seccomp, cgroups=sorted(self._cgroups.bases), memory_bytes=self.memory_limit_bytes,
+            max_processes=self.max_processes, scratch_bytes=self.scratch_limit_bytes,
+            output_bytes=self.output_limit_bytes, packages=self._reads.offered)
         self._started = True
 
     async def _start_fork_servers(self) -> None:
@@ -309,61 +282,12 @@ class LocalBackend(Backend):
             self._use_server = False
             return
         try:
-            info, error = await self._probe(sandbox, _PROBE, layers=True)
+            info, error = await self._probe(sandbox, PROBE, layers=True)
             if error:
                 raise IsolationUnavailableError(f"the local backend's fork server failed its probe: {error}")
             self._check_probe(info)
         finally:
             await self.delete(sandbox)
-
-    def _require_layers(self) -> None:
-        """Refuse (unless weak isolation is allowed) when the available layers cannot hold the containment list."""
-        missing = []
-        if self._landlock_abi < 1:
-            missing.append("Landlock (host files outside the scratch directory would be reachable)")
-        if not self._namespaces:
-            if not self._seccomp and self._landlock_abi < 4:
-                missing.append("network isolation (no network namespace, seccomp or Landlock TCP rules)")
-            if not self._is_root and self._landlock_abi < 6:
-                missing.append("signal isolation (no PID namespace, no Landlock signal scoping, same uid)")
-        if missing and not self.allow_weak_isolation:
-            raise IsolationUnavailableError(
-                "the local backend cannot isolate code on this machine: missing "
-                + "; ".join(missing)
-                + ". Run as root or enable unprivileged user namespaces (sysctl user.max_user_namespaces), use a "
-                "kernel with Landlock (>= 6.12 for every layer), use a remote backend, or pass "
-                "sandbox_allow_weak_isolation=True to run anyway."
-            )
-        if missing:
-            logger.warning("trl-sandbox local backend: WEAK isolation, missing %s", "; ".join(missing))
-
-    def _layer_names(self) -> list[str]:
-        layers = []
-        if self._use_server:
-            layers.append("fork server")
-        if self._namespaces:
-            layers.append("namespaces net+pid+ipc+uts+mnt" + ("+user" if not self._is_root else ""))
-        else:
-            layers.append("NO namespaces (subreaper kill, scratch size watchdog)")
-        layers.append("uid 61000+n (host-wide registry), no groups, no-new-privs" if self._is_root
-                      else "own uid, no-new-privs")
-        if self._landlock_abi:
-            layers.append(_landlock.describe(self._landlock_abi))
-        if self._seccomp:
-            layers.append("seccomp deny-list")
-        if self._cgroups.bases:
-            layers.append("cgroup " + "+".join(sorted(self._cgroups.bases)))
-        layers += [
-            f"rlimits cpu/as=data={self.memory_limit_bytes}/fsize/nproc={self.max_processes}/nofile",
-            f"scratch {'tmpfs' if self._namespaces else 'watchdog'} {self.scratch_limit_bytes} B"
-            + (", a slot per execution" if self._use_server and self._landlock_abi else ""),
-            "packages " + (", ".join(self._offered) if self._offered else "none (standard library only)"),
-            "empty env",
-            "nice 10",
-            "wall-clock kill",
-            f"output cap {self.output_limit_bytes} B",
-        ]
-        return layers
 
     def describe(self) -> str:
         """One line naming the active isolation layers (logged at pool start) and the toolchains looked up so far."""
@@ -395,18 +319,8 @@ class LocalBackend(Backend):
             return None, f"probe printed {result.stdout[:200]!r}"
 
     def _check_probe(self, info: dict | None) -> None:
-        assert info is not None
-        problems = []
-        if info["uid"] == 0:
-            problems.append("code ran as root")
-        if info["net"] != "blocked":
-            problems.append(f"the network was reachable ({info['net']})")
-        if self._landlock_abi and info["fs"] != "blocked":
-            problems.append("host files outside the scratch directory were readable")
         expected = {*self._env(), "HOME", "TMPDIR", "PWD", "LC_CTYPE", "TRL_SANDBOX_DENY_PROCESSES"}
-        leaked = sorted(set(info["env"]) - expected)
-        if leaked:
-            problems.append(f"host environment variables leaked: {leaked}")
+        problems = probe_problems(info, self._landlock_abi, expected)
         if problems:
             raise IsolationUnavailableError("the local backend's isolation probe failed: " + "; ".join(problems))
 
@@ -424,33 +338,26 @@ class LocalBackend(Backend):
         env = dict(_BASE_ENV)
         if self._judge_lib is not None:
             env[JUDGE_PATH_ENV] = str(self._judge_lib)
-        if self._packages:
-            env[PACKAGES_ENV] = os.pathsep.join(self._packages)
+        if self._reads.view is not None:
+            env[PACKAGES_ENV] = str(self._reads.view)
         return env
 
     async def _offer_packages(self, sandbox: Sandbox, python: str, search: list[str]) -> None:
         """Offer the distributions :attr:`packages` installed in the directories ``search`` (and what they require) to
-        sandboxed code, read-only, through a view directory of links (see :mod:`._packages`), when ``python`` can
-        use them; otherwise log why not and how to fix it."""
-        entries, missing = offered_entries(self.packages, search)
-        if not entries:
+        sandboxed code, read-only (see :mod:`._packages`), when ``python`` can use them; otherwise log why not and
+        how to fix it."""
+        view = await anyio.to_thread.run_sync(self._reads.offer, self.root_dir, self.packages, search)
+        if view is None:
             return
-        view = await anyio.to_thread.run_sync(make_view, self.root_dir, entries)
         self._made.append(view)
-        saved = list(self._landlock_ro)
-        self._packages = [str(view)]
-        self._landlock_ro = sorted({*self._landlock_ro, str(view), *entries.values()})
         info, error = await self._probe(sandbox, PACKAGES_PROBE, layers=False)
         problem = packages_problem(info, error, python, same_version=not self.site_packages)
         if problem is not None:
             logger.warning("trl-sandbox local backend: sandboxed code gets the standard library only, not the "
                            "packages %s: %s. site_packages=False silences this.", ", ".join(self.packages), problem)
-            self._packages = []
-            self._landlock_ro = saved
+            self._reads.withdraw()
             self._made.remove(view)
             await anyio.to_thread.run_sync(rmtree, view)
-            return
-        self._offered = [name for name in self.packages if name not in missing]
 
     # -- contract --------------------------------------------------------------------------------------------------
 
@@ -509,12 +416,7 @@ class LocalBackend(Backend):
             "rlimits": rlimits,
         }
         if self._landlock_abi:
-            server["landlock"] = {
-                "abi": self._landlock_abi,
-                "ro": [*self._landlock_ro, sandbox.workdir],
-                "ls": self._landlock_ls,
-                "dev": list(_DEVICES),
-            }
+            server["landlock"] = self._reads.landlock(self._landlock_abi, sandbox.workdir, _DEVICES)
         cfg = {
             "server": server,
             "namespaces": True,
@@ -594,11 +496,9 @@ class LocalBackend(Backend):
         if harness:
             language = request_language(stdin)
             if language is not None and language not in self._toolchains.probed:
-                new = await self._toolchains.look_up(language, self._landlock_ro)
+                new = await self._toolchains.look_up(language, self._reads.readable)
                 if new:
-                    readable, listable = carve(new, self._hidden)
-                    self._landlock_ro = sorted({*self._landlock_ro, *readable})
-                    self._landlock_ls = sorted({*self._landlock_ls, *listable})
+                    self._reads.widen(new)
                     self._servers.outdate()
         server = await self._servers.current(sandbox)
         if server is not None:
@@ -642,12 +542,7 @@ class LocalBackend(Backend):
                 cfg["rlimits"]["nproc"] = [nproc, nproc]
         if _layers:
             if self._landlock_abi:
-                cfg["landlock"] = {
-                    "abi": self._landlock_abi,
-                    "ro": [*self._landlock_ro, sandbox.workdir],
-                    "ls": self._landlock_ls,
-                    "dev": list(_DEVICES),
-                }
+                cfg["landlock"] = self._reads.landlock(self._landlock_abi, sandbox.workdir, _DEVICES)
             cfg["seccomp"] = self._seccomp
             cfg["cgroups"] = self._cgroups.procs_files(sandbox.id)
         try:
