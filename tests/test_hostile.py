@@ -746,8 +746,8 @@ async def main():
     else:
         sys.stdin.readline()  # the test says when the hog holds its threads
         result = await backend.exec(sandbox, [*sandbox.python, "-c", HONEST], timeout_s=20)
-        print("honest", result.exit_code, result.stdout.decode().strip(), result.stderr.decode()[-300:].replace("\\n", " "),
-              flush=True)
+        error = result.stderr.decode()[-300:].replace("\\n", " ")
+        print("honest", result.exit_code, result.stdout.decode().strip(), error, flush=True)
     await backend.delete(sandbox)
     await backend.aclose()
 
