@@ -111,7 +111,7 @@ class SandboxConfig:
             actors on a Ray cluster's nodes; `pip install 'trl-sandbox[ray]'` and `RAY_ADDRESS`) or `"mock"` (tests).
         sandbox_backend_options (`dict` or `str`, *optional*):
             Extra keyword arguments of the backend's constructor, as a dict or a JSON string. For `"local"`:
-            `python`, `site_packages`, `root_dir`, `file_size_limit_bytes`, `max_processes`, `max_open_files`.
+            `python`, `packages`, `site_packages`, `root_dir`, `file_size_limit_bytes`, `max_processes`, `max_open_files`.
             For `"daytona"`: see `trl_sandbox.backends.daytona.DaytonaBackend` (`snapshot`, `image`,
             `network_allow_list`, `auto_stop_interval_min`...). For `"cwsandbox"`: see
             `trl_sandbox.backends.cwsandbox.CWSandboxBackend` (`container_image`, `max_lifetime_seconds`...). For
