@@ -383,10 +383,12 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
-@pytest.fixture(scope="module", params=["isolated", "launcher-per-execution", "no-namespaces"])
+@pytest.fixture(scope="module", params=["isolated", "isolated-all-or-nothing", "launcher-per-execution",
+                                        "no-namespaces"])
 def hostile_scorer(request, sandbox_root):
-    """``isolated``: the default (fork server, judge server); ``launcher-per-execution``: namespaces without the
-    fork server; ``no-namespaces``: the fallback layers."""
+    """``isolated``: the default (fork server, judge server); ``isolated-all-or-nothing``: the same, in the other
+    reward mode (``sandbox_reward="all_or_nothing"``: the first failing test ends the run); ``launcher-per-execution``:
+    namespaces without the fork server; ``no-namespaces``: the fallback layers."""
     options = {"root_dir": str(sandbox_root), "scratch_limit_bytes": 16 << 20, "max_processes": 32}
     if request.param == "no-namespaces":
         options["namespaces"] = False
@@ -400,6 +402,7 @@ def hostile_scorer(request, sandbox_root):
         sandbox_output_limit=64 << 10,
         sandbox_compile_timeout=15.0,
         sandbox_backend_options=options,
+        sandbox_reward="all_or_nothing" if request.param.endswith("all-or-nothing") else "pass_rate",
     )
     with Scorer.from_config(config) as scorer:
         yield scorer
