@@ -9,6 +9,7 @@ Safety net: the session fixture in conftest.py puts pytest in pids/memory cgroup
 timeout; the attacks' own limits here are small (256 MiB, 16 MiB scratch, 1 s per test).
 """
 
+import json
 import os
 import re
 import secrets
@@ -511,3 +512,83 @@ def test_nothing_carries_over_between_executions(sandbox_root):
         (first,) = scorer.score([task], [writer])
         (second,) = scorer.score([task], [reader])
     assert first.status == "passed" and second.status == "passed", (first, second)
+
+
+# -- dodges: a value the program cannot send, or a reply it forged, is its failure (never a None reward) ------------
+# A None reward is "not the model's doing": TRL leaves the completion out, so a program unsure of its answer would lose
+# nothing by making its value uncrossable. Each of these scored None before; each fails its test now.
+
+_FORGED_U = ("import os, struct\nFRAME = b'{\"u\": \"forged\"}'\n\ndef forge():\n    for fd in range(3, 256):\n"
+             "        try:\n            os.write(fd, struct.pack('<I', len(FRAME)) + FRAME)\n        except OSError:\n"
+             "            pass\n")
+_SELF_CONTAINING = "    a = []\n    a.append(a)\n    return a\n"
+APPS_CALL = Task.from_row({"problem_id": 2500, "starter_code": "", "input_output": json.dumps(
+    {"fn_name": "count_sheeps", "inputs": [[[True, False, True]], [[False]]], "outputs": [[2], [0]]})})
+
+
+def _kodcode(question_id: str, test: str) -> Task:
+    """A KodCode-V1 row as far as the harness reads it: its pytest file."""
+    return Task.from_row({"question_id": question_id, "test": test})
+
+
+KOD_VALUE = _kodcode("Prefill_90001_C", "import pytest\nfrom solution import pairs\n\n\n"
+                     "def test_pairs():\n    assert pairs(2) == [(0, 1)]\n\n\n"
+                     "def test_pairs_negative():\n    with pytest.raises(Exception):\n        pairs(-1)\n\n\n"
+                     "@pytest.mark.xfail(raises=ZeroDivisionError)\ndef test_pairs_xfail():\n"
+                     "    assert pairs(3) == [(0, 1), (0, 2), (1, 2)]\n")
+# A test argument the tests set up once: the program grows it (the call's changes are copied back into the tests'
+# list), and the second test's call, which sends it twice, is then over the message limit. The tests' own value
+# could not cross, but only because the program changed it: its failure too.
+GROWN = Task.from_row({"task_id": "grown-argument", "test_setup_code": "data = [1, 2, 3]",
+                       "test_list": ["assert total(data) == 6", "assert total([data, data]) == 12"]})
+
+DODGES = [
+    # (id, task, program, reward, text in the failing test's error)
+    ("assert-returns-itself", SQUARE, "def f(x):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("assert-nested-250-deep", SQUARE, "def f(x):\n    a = []\n    for _ in range(250):\n        a = [a]\n"
+     "    return a\n", 0.0, "nested deeper than 200"),
+    ("assert-over-64-mib", SQUARE, "def f(x):\n    return 'x' * (65 << 20)\n", 0.0, "over the 64 MiB limit"),
+    ("assert-forged-reply", SQUARE, _FORGED_U + "\ndef f(x):\n    forge()\n    return 0\n", 0.0, "forged"),
+    ("call-returns-itself", MAXSUB, _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("function-returns-itself", APPS_CALL, "def count_sheeps(arr):\n" + _SELF_CONTAINING, 0.0,
+     "list that contains itself"),
+    ("stdio-forged-reply", STDIO, _FORGED_U + "\nforge()\nprint(0)\n", 0.0, "forged"),
+    # pytest.raises(Exception) and an xfail test cannot take the failure for an expected exception
+    ("pytest-returns-itself", KOD_VALUE, "def pairs(n):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("grown-test-argument", GROWN, "def total(xs):\n    s = sum(xs)\n    xs.extend(['x' * (1 << 20)] * 40)\n"
+     "    return s\n", 0.5, "over the 64 MiB limit"),
+]
+
+
+@pytest.fixture(scope="module")
+def value_scorer(sandbox_root):
+    """The default isolation, with room for a program's 65 MiB value (1 GiB) and the time to send it (5 s a test)."""
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=5.0, sandbox_completion_timeout=30.0,
+                           sandbox_memory_limit=1 << 30, sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        yield scorer
+
+
+@pytest.mark.parametrize("name, task, program, reward, text", DODGES, ids=[d[0] for d in DODGES])
+def test_a_value_the_program_cannot_send_fails_its_test(value_scorer, name, task, program, reward, text):
+    (result,) = value_scorer.score([task], [program])
+    assert result.status == "failed" and result.reward == pytest.approx(reward), (result.status, result.error)
+    assert text in (result.error or ""), result.error
+
+
+def test_the_tests_own_value_that_cannot_cross_is_still_not_the_programs_doing(value_scorer):
+    """What the tests themselves cannot send (a 300-deep list they build, a list that contains itself) stays an
+    ``unserializable`` result with a None reward, whatever the program: a correct one included, even after it
+    returned values and changed the tests' arguments."""
+    deep = Task.from_row({"task_id": "deep-input", "test_setup_code": "deep = []\nfor _ in range(300):\n"
+                          "    deep = [deep]\nxs = [3, 1, 2]\nloop = []\nloop.append(loop)",
+                          "test_list": ["assert depth([[1]]) == 2", "assert sort_in_place(xs) is None",
+                                        "assert xs == [1, 2, 3]", "assert depth(deep) == 301"]})
+    correct = ("def sort_in_place(xs):\n    xs.sort()\n\ndef depth(v):\n    d = 0\n    while isinstance(v, list):\n"
+               "        d += 1\n        v = v[0] if v else None\n    return d\n")
+    looped = Task.from_row({"task_id": "loop-input", "test_setup_code": "loop = []\nloop.append(loop)",
+                            "test_list": ["assert size(loop) == 1"]})
+    results = value_scorer.score([deep, looped], [correct, "def size(v):\n    return len(v)\n"])
+    assert [(r.status, r.reward, r.tests_passed) for r in results] == [("unserializable", None, 3),
+                                                                       ("unserializable", None, 0)], results
+

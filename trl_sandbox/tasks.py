@@ -66,8 +66,8 @@ class Verdict:
     Attributes:
         status: ``passed`` (all tests), ``failed`` (ran, some tests failed), ``error`` (did not load, crashed or
             ended the harness early), ``timeout`` (a test or the whole run ran past its time), ``banned`` (uses a
-            banned pattern; not run), ``unserializable`` (a value the tests compare could not cross between the
-            program and the tests: not the model's fault).
+            banned pattern; not run), ``unserializable`` (a value of the tests' own could not be sent to the
+            program: not the model's fault; a value of the program's that cannot cross fails its test instead).
         tests_passed: Number of tests passed.
         tests_total: The task's own number of tests.
         error: A short reason for ``error``/``timeout``/``banned``/``unserializable`` (or the first failing test's

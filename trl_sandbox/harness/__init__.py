@@ -51,7 +51,8 @@ the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_byte
 ``builtins``, ``modules``, ``imports``).
 
 Records: ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" | "unsupported", "error"}`` or one
-``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable`` or ``invalid`` when it failed so),
+``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable`` (a value of the tests' own could
+not be sent to the program) or ``invalid`` when it failed so),
 ``{"crash": reason}`` when the worker died, then ``{"done": n}``, then (``python harness.pyz`` only) ``{"output":
 text, "truncated"}``: the first 64 KiB the worker printed. The worker's stdout and stderr are a pipe the judge reads,
 never the process's own: remote backends merge a command's stdout and stderr, and nothing the code prints may reach

@@ -30,6 +30,7 @@ import types
 
 from .base import (
     TESTS_MODULE,
+    ProgramValueError,
     Timeout,
     ValueNotSent,
     WorkerDied,
@@ -110,11 +111,13 @@ def load_program(emit, worker, req, deadline):
         emit({"load": "error", "error": "loading the program: %s" % (str(answer["u"])[:200],)})
         return None
     try:
-        return {strict_str(name): decode(value, worker) for name, value in answer["names"]}
+        names = {strict_str(name): decode(value, worker) for name, value in answer["names"]}
     except Exception:  # noqa: BLE001 - not the harness's answer
         worker.kill()
         emit({"load": "error", "error": "the program ended the worker while loading"})
         return None
+    worker.received(list(names.values()))  # the program's constants: the tests may send them back
+    return names
 
 
 CRASH = {"crash": "the program ended the test run early"}
@@ -122,12 +125,15 @@ CRASH = {"crash": "the program ended the test run early"}
 
 def _run_tests(emit, worker, req, timeout, run_test):
     """Run ``run_test(i, test)`` for each test with its own deadline and emit its record; stop at the first timeout,
-    crash or value that cannot cross, and at the first failure when ``stop_on_failure``."""
+    crash or value of the tests' own that cannot cross (:class:`.base.ValueNotSent`: the run is ``unserializable``),
+    and at the first failure when ``stop_on_failure``. A value of the program's that cannot cross
+    (:class:`.base.ProgramValueError`) fails its test, even when the test's code caught it."""
     n = 0
     stop_on_failure = req.get("stop_on_failure") is True
     for i, test in enumerate(req["tests"]):
         n += 1
         worker.deadline = time.monotonic() + timeout
+        failures = worker.value_failures
         try:
             record = run_test(i, test)
         except Timeout:
@@ -139,6 +145,10 @@ def _run_tests(emit, worker, req, timeout, run_test):
         except ValueNotSent as exc:
             emit({"i": i, "ok": False, "unserializable": str(exc)})
             break
+        except ProgramValueError as exc:  # a judge that lets it through: the test's failure all the same
+            record = {"i": i, "ok": False, "error": describe(exc)}
+        if record.get("ok") and worker.value_failures != failures:  # the test's code caught it (except BaseException)
+            record = {"i": i, "ok": False, "error": describe(ProgramValueError(worker.value_failure))}
         emit(record)
         if stop_on_failure and not record.get("ok"):
             break
@@ -176,6 +186,9 @@ def judge_assert(emit, worker, req, timeout):
     except (Timeout, WorkerDied):
         emit({"load": "error", "error": "the task's test setup did not complete with this program"})
         return 0
+    except ValueNotSent as exc:  # the setup's own value (MBPP's test_setup_code) cannot reach the program
+        emit({"i": 0, "ok": False, "unserializable": str(exc)})
+        return 1
     except BaseException as exc:  # noqa: BLE001 - setup that uses the program (MBPP's) failed with it
         emit({"load": "error", "error": "task test setup failed: " + describe(exc)})
         return 0

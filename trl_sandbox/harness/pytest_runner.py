@@ -33,7 +33,18 @@ import sys
 import time
 import types
 
-from .base import NOBODY, Timeout, Unserializable, ValueNotSent, WorkerDied, _isinstance, _type, describe, harness_file
+from .base import (
+    NOBODY,
+    ProgramValueError,
+    Timeout,
+    Unserializable,
+    ValueNotSent,
+    WorkerDied,
+    _isinstance,
+    _type,
+    describe,
+    harness_file,
+)
 from .judges import CRASH, load_program
 from .peer import crossed, shield_harness
 from .processes import WORKER_HOME, run_in_child
@@ -377,6 +388,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     outcome = {}
     skipped_file = []
     last_error = [None]  # the exception text of the phase pytest is about to report
+    value_failures = [0]  # the program's failures to send a value when the current test started
 
     class Plugin:
         @pytest.hookimpl(tryfirst=True)
@@ -403,15 +415,17 @@ def _pytest_in_child(emit, worker, req, names, timeout):
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_setup(self, item):
             worker.deadline, worker.budget = None, timeout  # the program's own time in this test
+            value_failures[0] = worker.value_failures
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_makereport(self, item, call):
             last_error[0] = None
             key = keys.get(_pytest_key(item.nodeid))
-            if key is None or call.excinfo is None:
+            caught = worker.value_failures != value_failures[0]  # the test's code may have caught it
+            if key is None or (call.excinfo is None and not caught):
                 return
             state = outcome.setdefault(key, {})
-            exc = call.excinfo.value
+            exc = call.excinfo.value if call.excinfo is not None else ProgramValueError(worker.value_failure)
             last_error[0] = _plain(exc)
             if _isinstance(exc, Timeout):
                 state["timeout"] = True
@@ -419,6 +433,10 @@ def _pytest_in_child(emit, worker, req, names, timeout):
                 state["crash"] = True
             elif _isinstance(exc, ValueNotSent):
                 state["unserializable"] = str(exc)[:300]
+            elif _isinstance(exc, ProgramValueError) or caught:
+                # The test fails whatever pytest makes of it: an xfail test, or pytest.raises(BaseException).
+                state["forced"] = _plain(exc if _isinstance(exc, ProgramValueError) else
+                                         ProgramValueError(worker.value_failure))
             elif crossed(exc) and _isinstance(exc, skip_types):
                 state["forced"] = "the program raised %s: only a test may skip, xfail or stop the run" % (
                     _type(exc).__name__,)

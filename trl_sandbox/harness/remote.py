@@ -35,7 +35,7 @@ class Remote:
         if args:
             msg["args"] = [peer.encode(a) for a in args]
         msg.update(fields)
-        return peer.request(msg)
+        return peer.request(msg, values=args)
 
     def _trl_same_side(self, other):
         return _type(other) is Remote and object.__getattribute__(other, "_trl_peer") is object.__getattribute__(
