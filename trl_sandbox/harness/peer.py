@@ -54,7 +54,8 @@ OPS = {
     "setitem": (_operator.setitem, 2), "delitem": (_operator.delitem, 1),
     "isinstance": (lambda cls, obj: _isinstance(obj, cls), 1),
     "issubclass": (lambda cls, sub: issubclass(sub, cls), 1),
-    "enter": (lambda obj: obj.__enter__(), 0), "exit": (lambda obj: obj.__exit__(None, None, None), 0),
+    "enter": (lambda obj: obj.__enter__(), 0),
+    "exit": (lambda obj, kind=None, value=None: obj.__exit__(kind, value, None), 2),  # never a traceback: see Remote
     "int": (int, 0), "float": (float, 0), "index": (_operator.index, 0), "neg": (_operator.neg, 0),
     "pos": (_operator.pos, 0), "abs": (abs, 0), "invert": (_operator.invert, 0),
     "add": (_operator.add, 1), "radd": (lambda a, b: b + a, 1), "sub": (_operator.sub, 1),

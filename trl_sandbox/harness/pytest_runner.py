@@ -23,6 +23,14 @@ Here, three rules make the two processes behave as that one:
   (fixtures, ``time.sleep``) are outside the program's limits: each test (and the test file's module-level calls)
   gives the program ``test_timeout_s`` of its own time (:attr:`.processes.Worker.budget`). A judge that cannot start
   (pytest not importable, or collection past :data:`JUDGE_START_S`) is reported as unsupported, with ``infra``.
+
+One rule makes the two processes stricter than that one, where it would pay a wrong program: **the tests' names stay
+theirs.** ``from solution import *`` binds none of the program's names that the test file bound before it (its
+``import pytest``, ``import math``: a program's ``pytest`` or ``math`` object, or a module it imported under that
+name, never replaces them) nor a builtin's (the program's ``sorted`` never becomes the tests'), but for the functions
+the row's ``test_info`` names (:func:`_star_view`); a name the file did not bind (a module the solution imported
+and the file uses without importing it, a helper class) still comes from the program, as in one process. And a
+program's context manager never swallows a test's failure (see :meth:`.remote.Remote.__exit__`).
 """
 
 import builtins
@@ -45,7 +53,7 @@ from .base import (
     describe,
     harness_file,
 )
-from .judges import CRASH, load_program
+from .judges import BUILTIN_NAMES, CRASH, load_program
 from .peer import crossed, shield_harness
 from .processes import WORKER_HOME, run_in_child
 from .values import as_reference, encode
@@ -271,6 +279,34 @@ def _plain(exc):
     return describe(exc)[:500]
 
 
+def _star_view(solution, space, entries):
+    """What ``from solution import *`` binds in the test module whose namespace is ``space``: a module with the
+    program's public names (as Python's star import takes them) but those ``space`` already binds and those of
+    builtins, unless they are in ``entries`` (the functions under test, which may be named like a builtin)."""
+    view = types.ModuleType(solution.__name__)
+    names = [name for name in list(solution.__dict__) if _type(name) is str and not name.startswith("_")
+             and (name in entries or (name not in space and name not in BUILTIN_NAMES))]
+    for name in names:
+        view.__dict__[name] = solution.__dict__[name]
+    view.__all__ = names
+    return view
+
+
+def _guarded_import(solution, entries):
+    """``builtins.__import__`` while the test file runs: ``from solution import *`` in it gets :func:`_star_view`;
+    every other import is Python's."""
+    real_import = builtins.__import__
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        module = real_import(name, globals, locals, fromlist, level)
+        if module is solution and fromlist and "*" in fromlist and _type(globals) is dict and \
+                globals.get("__name__") == TEST_MODULE:
+            return _star_view(solution, globals, entries)
+        return module
+
+    return import_
+
+
 def _program_directory():
     """A directory the judge may write that the program may read: the worker's home (``python harness.pyz`` as
     root), the fork server's worker slot (``w`` under the judge's directory), else the shared working directory."""
@@ -372,6 +408,8 @@ def _pytest_in_child(emit, worker, req, names, timeout):
             sys.modules[module.__name__] = module
             patches.test_globals = module.__dict__
             worker.deadline, worker.budget = None, timeout  # the file's own calls into the program: one test's budget
+            saved_import = builtins.__import__
+            builtins.__import__ = _guarded_import(solution, frozenset(req.get("entries") or ()))
             try:
                 exec(compile(source, "test_solution.py", "exec"), module.__dict__)
             except BaseException as exc:  # noqa: BLE001 - kept to say why no test ran; pytest reports it too
@@ -382,6 +420,8 @@ def _pytest_in_child(emit, worker, req, names, timeout):
                 if not _isinstance(exc, skip_types):  # a skip of the test file's own: pytest reports it
                     collect_errors.append(exc)
                 raise
+            finally:
+                builtins.__import__ = saved_import
             return module
 
     keys = {key: i for i, key in enumerate(req["tests"])}
