@@ -535,7 +535,11 @@ KOD_VALUE = _kodcode("Prefill_90001_C", "import pytest\nfrom solution import pai
                      "def test_pairs():\n    assert pairs(2) == [(0, 1)]\n\n\n"
                      "def test_pairs_negative():\n    with pytest.raises(Exception):\n        pairs(-1)\n\n\n"
                      "@pytest.mark.xfail(raises=ZeroDivisionError)\ndef test_pairs_xfail():\n"
-                     "    assert pairs(3) == [(0, 1), (0, 2), (1, 2)]\n")
+                     "    assert pairs(3) == [(0, 1), (0, 2), (1, 2)]\n\n\n"
+                     "def test_pairs_anything_raised():\n    with pytest.raises(BaseException):\n        pairs(-2)\n")
+# A test whose own code catches everything around the call.
+CATCHES = Task.from_row({"task_id": "catches-everything", "test_list": [
+    "try:\n    r = f(2)\nexcept BaseException:\n    r = 4\nassert r == 4", "assert f(3) == 9"]})
 # A test argument the tests set up once: the program grows it (the call's changes are copied back into the tests'
 # list), and the second test's call, which sends it twice, is then over the message limit. The tests' own value
 # could not cross, but only because the program changed it: its failure too.
@@ -549,12 +553,15 @@ DODGES = [
      "    return a\n", 0.0, "nested deeper than 200"),
     ("assert-over-64-mib", SQUARE, "def f(x):\n    return 'x' * (65 << 20)\n", 0.0, "over the 64 MiB limit"),
     ("assert-forged-reply", SQUARE, _FORGED_U + "\ndef f(x):\n    forge()\n    return 0\n", 0.0, "forged"),
+    ("assert-caught-by-the-test", CATCHES, "def f(x):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
     ("call-returns-itself", MAXSUB, _SELF_CONTAINING, 0.0, "list that contains itself"),
     ("function-returns-itself", APPS_CALL, "def count_sheeps(arr):\n" + _SELF_CONTAINING, 0.0,
      "list that contains itself"),
     ("stdio-forged-reply", STDIO, _FORGED_U + "\nforge()\nprint(0)\n", 0.0, "forged"),
     # pytest.raises(Exception) and an xfail test cannot take the failure for an expected exception
     ("pytest-returns-itself", KOD_VALUE, "def pairs(n):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("returned-value-sent-back", Task.from_row({"task_id": "sent-back", "test_list": ["assert g([f(0)] * 3) == 3"]}),
+     "def f(x):\n    return 'x' * (30 << 20)\n\ndef g(v):\n    return len(v)\n", 0.0, "made or changed"),
     ("grown-test-argument", GROWN, "def total(xs):\n    s = sum(xs)\n    xs.extend(['x' * (1 << 20)] * 40)\n"
      "    return s\n", 0.5, "over the 64 MiB limit"),
 ]
@@ -574,6 +581,34 @@ def test_a_value_the_program_cannot_send_fails_its_test(value_scorer, name, task
     (result,) = value_scorer.score([task], [program])
     assert result.status == "failed" and result.reward == pytest.approx(reward), (result.status, result.error)
     assert text in (result.error or ""), result.error
+
+
+def test_whose_unsendable_value_it_is():
+    """The judge's rule (``Worker.not_sent``), without a sandbox: what the tests cannot send is theirs (a None reward)
+    unless it holds an object the program sent, or the program sent more than the judge keeps track of; a
+    container that contains itself is always the tests' own (what the program sends arrives as fresh objects)."""
+    from trl_sandbox.harness.base import ProgramValueError, Unserializable, ValueNotSent
+    from trl_sandbox.harness.processes import PROGRAM_VALUES_BUDGET, Worker
+
+    r, w = os.pipe()
+    try:
+        worker = Worker(0, w, r)
+        theirs, from_program = [1, 2], [[3], "text"]
+        worker.received(from_program)
+        size, depth = Unserializable("big", "size"), Unserializable("deep", "depth")
+        cycle = Unserializable("loop", "cycle")
+        assert type(worker.not_sent(size, ([theirs], {}))) is ValueNotSent
+        assert type(worker.not_sent(size, ([theirs, [from_program[0]]], {}))) is ProgramValueError
+        assert type(worker.not_sent(depth, ({"k": from_program[1]},))) is ProgramValueError
+        assert type(worker.not_sent(cycle, ([from_program],))) is ValueNotSent
+        assert worker.value_failures == 2 and "deep" in worker.value_failure
+        worker.received([list(range(1000)) for _ in range(PROGRAM_VALUES_BUDGET // 1000 + 1)])  # more than it tracks
+        assert worker.flooded and not worker.from_program
+        assert type(worker.not_sent(size, ([theirs], {}))) is ProgramValueError
+        assert type(worker.not_sent(cycle, ([theirs], {}))) is ValueNotSent
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def test_the_tests_own_value_that_cannot_cross_is_still_not_the_programs_doing(value_scorer):
@@ -690,6 +725,22 @@ SHADOWING = [
     ("kodcode-swallowing-context-manager", KOD_CM, SWALLOWS, 0.0),
     ("assert-swallowing-context-manager", CM_ASSERT, SWALLOWS, 0.0),
 ]
+
+
+KOD_CM_RAISES = _kodcode("Prefill_90006_C", "import pytest\nfrom solution import Account\n\n\n"
+                         "def test_balance_then_close():\n    with pytest.raises(ValueError):\n"
+                         "        with Account(10) as account:\n            assert account.balance() == 10\n"
+                         "            raise ValueError('closed')\n")
+
+
+def test_a_context_manager_cannot_replace_a_tests_failure(value_scorer):
+    """Told that an assertion fails in its block, a program's ``__exit__`` that raises the exception the test expects
+    around it (pytest.raises(ValueError)) does not replace the failure; a correct one passes."""
+    replaces = SWALLOWS.replace("        return True\n", "        if exc[0] is not None:\n"
+                                "            raise ValueError('closed')\n        return False\n")
+    assert replaces != SWALLOWS
+    results = value_scorer.score([KOD_CM_RAISES] * 2, [replaces, ACCOUNT_OK])
+    assert [(r.status, r.reward) for r in results] == [("failed", 0.0), ("passed", 1.0)], results
 
 
 @pytest.mark.parametrize("name, task, program, reward", SHADOWING, ids=[s[0] for s in SHADOWING])

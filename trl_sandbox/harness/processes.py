@@ -81,6 +81,8 @@ class WorkerOutput:
 _SENT_CONTAINERS = frozenset({list, tuple, set, frozenset, collections.deque, dict, collections.Counter,
                               collections.OrderedDict, collections.defaultdict, type({}.keys()), type({}.values()),
                               type({}.items())})
+#: What :meth:`Worker.received` never notes: shared or small objects.
+_NUMBERS = frozenset({int, float, bool, complex, type(None)})
 #: How much of what the program sent the judge keeps track of (items of containers, and 256 bytes of a string each
 #: count one): past it, every value of the tests that cannot cross is presumed to hold the program's (see
 #: :meth:`Worker.not_sent`), and what was tracked is let go (the judge's memory stays bounded).
@@ -191,9 +193,9 @@ class Worker(Peer):
 
     def received(self, value):
         """Note ``value``, just decoded from the worker (an answer, an argument of a callback, an exception's
-        arguments, the program's names), or a test object a call changed: it, and every container, string and
-        large integer in it, by identity (see :meth:`not_sent`). Past :data:`PROGRAM_VALUES_BUDGET`, the judge stops
-        tracking and presumes the program's data everywhere."""
+        arguments, the program's names), or a test object a call changed: it, and every container and string in it
+        (and a large integer, but among other plain numbers), by identity (see :meth:`not_sent`). Past
+        :data:`PROGRAM_VALUES_BUDGET`, the judge stops tracking and presumes the program's data everywhere."""
         if self.flooded:
             return
         tracked = self.from_program
@@ -218,7 +220,9 @@ class Worker(Peer):
                     continue
                 parts = _items_of(obj)
                 size = len(parts)
-                stack.extend(parts)
+                # Plain numbers are nothing to note: skip them without a step each (a list of a million ints).
+                if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:
+                    stack.extend(parts)
             elif (_getattr(cls, "__module__", "") or "").split(".")[0] in ("numpy", "pandas"):
                 try:  # an array or a frame, as a whole (its parts are made anew when the tests read them)
                     size = int(_getattr(obj, "size", 0)) >> 3
@@ -248,7 +252,8 @@ class Worker(Peer):
             parts = _items_of(obj)
             if parts and id(obj) not in seen:
                 seen.add(id(obj))
-                stack.extend(parts)
+                if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:  # (as in received)
+                    stack.extend(parts)
         return False
 
     def _read(self):
