@@ -364,6 +364,26 @@ def test_kodcode_solution_without_the_imported_name(scorer):
     assert "cannot import name 'two_sum'" in results[0].error
 
 
+def test_functions_under_test_named_like_builtins(scorer):
+    """The only builtin names a program may bind in the tests' namespace are the functions under test: MBPP's when
+    every test calls it first (sanitized MBPP 126, ``def sum(a, b)``), never a builtin the tests merely use
+    (``set``, around MBPP 2's ``similar_elements``); KodCode's from its ``test_info``, also through
+    ``from solution import *``."""
+    sum_row = {"task_id": 126, "test_list": ["assert sum(10,15) == 6", "assert sum(100,150) == 93"]}
+    set_row = {"task_id": 2, "test_list": ["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"]}
+    assert Task.from_row(sum_row).entry_points == ("sum",)
+    assert Task.from_row(set_row).entry_points == ("similar_elements",)
+    kod = {"question_id": "Prefill_90005_C", "test": "from solution import *\n\ndef test_sum():\n"
+           "    assert sum(10, 15) == 6\n    assert sum([1]) == 1\n",
+           "test_info": [{"function_name": "sum", "parameter_list": "(a, b=0)"}]}
+    assert Task.from_row(kod).entry_points == ("sum",)
+    own_sum = ("def sum(a, b=0):\n    if isinstance(a, list):\n        return len(a)\n    total = 0\n"
+               "    for i in range(1, min(a, b)):\n        if a % i == 0 and b % i == 0:\n            total += i\n"
+               "    return total\n")
+    assert statuses(score(scorer, sum_row, own_sum) + score(scorer, kod, own_sum)) == [("passed", 2, 2),
+                                                                                       ("passed", 1, 1)]
+
+
 def test_kodcode_skips_do_not_pass(scorer):
     skipping = "import pytest\ndef two_sum(nums, target):\n    pytest.skip('no')"
     results = score(scorer, KODCODE, fence(skipping))

@@ -802,3 +802,271 @@ def test_sandboxes_of_two_processes_never_share_a_uid(own_sandbox_root):
     assert [list(root.iterdir()) for root in roots] == [[], []]
     for root in roots:
         root.rmdir()
+
+
+# -- dodges: a value the program cannot send, or a reply it forged, is its failure (never a None reward) ------------
+# A None reward is "not the model's doing": TRL leaves the completion out, so a program unsure of its answer would lose
+# nothing by making its value uncrossable. Each of these scored None before; each fails its test now.
+
+_FORGED_U = ("import os, struct\nFRAME = b'{\"u\": \"forged\"}'\n\ndef forge():\n    for fd in range(3, 256):\n"
+             "        try:\n            os.write(fd, struct.pack('<I', len(FRAME)) + FRAME)\n        except OSError:\n"
+             "            pass\n")
+_SELF_CONTAINING = "    a = []\n    a.append(a)\n    return a\n"
+APPS_CALL = Task.from_row({"problem_id": 2500, "starter_code": "", "input_output": json.dumps(
+    {"fn_name": "count_sheeps", "inputs": [[[True, False, True]], [[False]]], "outputs": [[2], [0]]})})
+
+
+def _kodcode(question_id: str, test: str) -> Task:
+    """A KodCode-V1 row as far as the harness reads it: its pytest file."""
+    return Task.from_row({"question_id": question_id, "test": test})
+
+
+KOD_VALUE = _kodcode("Prefill_90001_C", "import pytest\nfrom solution import pairs\n\n\n"
+                     "def test_pairs():\n    assert pairs(2) == [(0, 1)]\n\n\n"
+                     "def test_pairs_negative():\n    with pytest.raises(Exception):\n        pairs(-1)\n\n\n"
+                     "@pytest.mark.xfail(raises=ZeroDivisionError)\ndef test_pairs_xfail():\n"
+                     "    assert pairs(3) == [(0, 1), (0, 2), (1, 2)]\n\n\n"
+                     "def test_pairs_anything_raised():\n    with pytest.raises(BaseException):\n        pairs(-2)\n")
+# A test whose own code catches everything around the call.
+CATCHES = Task.from_row({"task_id": "catches-everything", "test_list": [
+    "try:\n    r = f(2)\nexcept BaseException:\n    r = 4\nassert r == 4", "assert f(3) == 9"]})
+# A test argument the tests set up once: the program grows it (the call's changes are copied back into the tests'
+# list), and the second test's call, which sends it twice, is then over the message limit. The tests' own value
+# could not cross, but only because the program changed it: its failure too.
+GROWN = Task.from_row({"task_id": "grown-argument", "test_setup_code": "data = [1, 2, 3]",
+                       "test_list": ["assert total(data) == 6", "assert total([data, data]) == 12"]})
+
+DODGES = [
+    # (id, task, program, reward, text in the failing test's error)
+    ("assert-returns-itself", SQUARE, "def f(x):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("assert-nested-250-deep", SQUARE, "def f(x):\n    a = []\n    for _ in range(250):\n        a = [a]\n"
+     "    return a\n", 0.0, "nested deeper than 200"),
+    ("assert-over-64-mib", SQUARE, "def f(x):\n    return 'x' * (65 << 20)\n", 0.0, "over the 64 MiB limit"),
+    ("assert-forged-reply", SQUARE, _FORGED_U + "\ndef f(x):\n    forge()\n    return 0\n", 0.0, "forged"),
+    ("assert-caught-by-the-test", CATCHES, "def f(x):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("call-returns-itself", MAXSUB, _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("function-returns-itself", APPS_CALL, "def count_sheeps(arr):\n" + _SELF_CONTAINING, 0.0,
+     "list that contains itself"),
+    ("stdio-forged-reply", STDIO, _FORGED_U + "\nforge()\nprint(0)\n", 0.0, "forged"),
+    # pytest.raises(Exception) and an xfail test cannot take the failure for an expected exception
+    ("pytest-returns-itself", KOD_VALUE, "def pairs(n):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("returned-value-sent-back", Task.from_row({"task_id": "sent-back", "test_list": ["assert g([f(0)] * 3) == 3"]}),
+     "def f(x):\n    return 'x' * (30 << 20)\n\ndef g(v):\n    return len(v)\n", 0.0, "made or changed"),
+    ("grown-test-argument", GROWN, "def total(xs):\n    s = sum(xs)\n    xs.extend(['x' * (1 << 20)] * 40)\n"
+     "    return s\n", 0.5, "over the 64 MiB limit"),
+]
+
+
+@pytest.fixture(scope="module")
+def value_scorer(sandbox_root):
+    """The default isolation, with room for a program's 65 MiB value (1 GiB) and the time to send it (5 s a test)."""
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=5.0, sandbox_completion_timeout=30.0,
+                           sandbox_memory_limit=1 << 30, sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        yield scorer
+
+
+@pytest.mark.parametrize("name, task, program, reward, text", DODGES, ids=[d[0] for d in DODGES])
+def test_a_value_the_program_cannot_send_fails_its_test(value_scorer, name, task, program, reward, text):
+    (result,) = value_scorer.score([task], [program])
+    assert result.status == "failed" and result.reward == pytest.approx(reward), (result.status, result.error)
+    assert text in (result.error or ""), result.error
+
+
+def test_whose_unsendable_value_it_is():
+    """The judge's rule (``Worker.not_sent``), without a sandbox: what the tests cannot send is theirs (a None reward)
+    unless it holds an object the program sent, or the program sent more than the judge keeps track of; a
+    container that contains itself is always the tests' own (what the program sends arrives as fresh objects)."""
+    from trl_sandbox.harness.base import ProgramValueError, Unserializable, ValueNotSent
+    from trl_sandbox.harness.processes import PROGRAM_VALUES_BUDGET, Worker
+
+    r, w = os.pipe()
+    try:
+        worker = Worker(0, w, r)
+        theirs, from_program = [1, 2], [[3], "text"]
+        worker.received(from_program)
+        size, depth = Unserializable("big", "size"), Unserializable("deep", "depth")
+        cycle = Unserializable("loop", "cycle")
+        assert type(worker.not_sent(size, ([theirs], {}))) is ValueNotSent
+        assert type(worker.not_sent(size, ([theirs, [from_program[0]]], {}))) is ProgramValueError
+        assert type(worker.not_sent(depth, ({"k": from_program[1]},))) is ProgramValueError
+        assert type(worker.not_sent(cycle, ([from_program],))) is ValueNotSent
+        assert worker.value_failures == 2 and "deep" in worker.value_failure
+        worker.received([list(range(1000)) for _ in range(PROGRAM_VALUES_BUDGET // 1000 + 1)])  # more than it tracks
+        assert worker.flooded and not worker.from_program
+        assert type(worker.not_sent(size, ([theirs], {}))) is ProgramValueError
+        assert type(worker.not_sent(cycle, ([theirs], {}))) is ValueNotSent
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_the_tests_own_value_that_cannot_cross_is_still_not_the_programs_doing(value_scorer):
+    """What the tests themselves cannot send (a 300-deep list they build, a list that contains itself) stays an
+    ``unserializable`` result with a None reward, whatever the program: a correct one included, even after it
+    returned values and changed the tests' arguments."""
+    deep = Task.from_row({"task_id": "deep-input", "test_setup_code": "deep = []\nfor _ in range(300):\n"
+                          "    deep = [deep]\nxs = [3, 1, 2]\nloop = []\nloop.append(loop)",
+                          "test_list": ["assert depth([[1]]) == 2", "assert sort_in_place(xs) is None",
+                                        "assert xs == [1, 2, 3]", "assert depth(deep) == 301"]})
+    correct = ("def sort_in_place(xs):\n    xs.sort()\n\ndef depth(v):\n    d = 0\n    while isinstance(v, list):\n"
+               "        d += 1\n        v = v[0] if v else None\n    return d\n")
+    looped = Task.from_row({"task_id": "loop-input", "test_setup_code": "loop = []\nloop.append(loop)",
+                            "test_list": ["assert size(loop) == 1"]})
+    results = value_scorer.score([deep, looped], [correct, "def size(v):\n    return len(v)\n"])
+    assert [(r.status, r.reward, r.tests_passed) for r in results] == [("unserializable", None, 3),
+                                                                       ("unserializable", None, 0)], results
+
+
+
+# -- borrowed names: the program's names never become the tests' builtins or modules ------------------------------
+# The official harnesses run program and tests as one module, where a program's `def set(*a): return 0` is the tests'
+# set(); we refuse that: the tests' builtins, and the modules they import, stay theirs.
+
+HUMANEVAL = {r["task_id"]: Task.from_row(r) for r in load_tasks("humaneval")}
+# Every HumanEval task that a builtin stub turned from 0 to 1.0 (all tasks, each builtin its tests use, several stub
+# values): tolerance checks (`abs(candidate(x) - y) < 1e-6`), the tests' loops (`for _ in range(100)`), tuple().
+HUMANEVAL_STUBS = [
+    ("HumanEval/4", "def mean_absolute_deviation(numbers):\n    return 0\n\ndef abs(*a, **k):\n    return 0\n"),
+    ("HumanEval/32", "def find_zero(xs):\n    return 0\n\ndef range(*a, **k):\n    return []\n"),
+    ("HumanEval/33", "def sort_third(l):\n    return None\n\ndef tuple(*a, **k):\n    return 0\n"),
+    ("HumanEval/37", "def sort_even(l):\n    return None\n\ndef tuple(*a, **k):\n    return 0\n"),
+    ("HumanEval/38", "def decode_cyclic(s):\n    return ''\n\ndef range(*a, **k):\n    return []\n"),
+    ("HumanEval/50", "def decode_shift(s):\n    return ''\n\ndef range(*a, **k):\n    return []\n"),
+]
+
+
+def _mbpp(task_id: int, tests: list[str]) -> Task:
+    return Task.from_row({"task_id": f"mbpp/{task_id}", "test_list": tests, "test_imports": []})
+
+
+# Sanitized-MBPP rows (google-research/mbpp sanitized-mbpp.json, test_list as published) that a `set` stub passed.
+MBPP_SET = [
+    _mbpp(2, ["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))",
+              "assert set(similar_elements((1, 2, 3, 4),(5, 4, 3, 7))) == set((3, 4))",
+              "assert set(similar_elements((11, 12, 14, 13),(17, 15, 14, 13))) == set((13, 14))"]),
+    _mbpp(7, ["assert set(find_char_long('Please move back to stream')) == set(['Please', 'move', 'back', 'stream'])",
+              "assert set(find_char_long('Jing Eco and Tech')) == set(['Jing', 'Tech'])",
+              "assert set(find_char_long('Jhingai wulu road Zone 3')) == set(['Jhingai', 'wulu', 'road', 'Zone'])"]),
+    _mbpp(111, ["assert set(common_in_nested_lists([[12, 18, 23, 25, 45], [7, 12, 18, 24, 28], "
+                "[1, 5, 8, 12, 15, 16, 18]]))==set([18, 12])",
+                "assert set(common_in_nested_lists([[12, 5, 23, 25, 45], [7, 11, 5, 23, 28], "
+                "[1, 5, 8, 18, 23, 16]]))==set([5,23])",
+                "assert set(common_in_nested_lists([[2, 3,4, 1], [4, 5], [6,4, 8],[4, 5], [6, 8,4]]))==set([4])"]),
+    _mbpp(140, ["assert set(extract_singly([(3, 4, 5), (4, 5, 7), (1, 4)])) == set([3, 4, 5, 7, 1])",
+                "assert set(extract_singly([(1, 2, 3), (4, 2, 3), (7, 8)])) == set([1, 2, 3, 4, 7, 8])",
+                "assert set(extract_singly([(7, 8, 9), (10, 11, 12), (10, 11)])) == set([7, 8, 9, 10, 11, 12])"]),
+    _mbpp(232, ["assert set(larg_nnum([10, 20, 50, 70, 90, 20, 50, 40, 60, 80, 100],2))==set([100,90])",
+                "assert set(larg_nnum([10, 20, 50, 70, 90, 20, 50, 40, 60, 80, 100],5))==set([100,90,80,70,60])",
+                "assert set(larg_nnum([10, 20, 50, 70, 90, 20, 50, 40, 60, 80, 100],3))==set([100,90,80])"]),
+]
+MBPP_SUM = _mbpp(126, ["assert sum(10,15) == 6", "assert sum(100,150) == 93", "assert sum(4,6) == 3"])
+
+# KodCode: `from solution import *` after the file's own imports, and a program's context manager.
+KOD_STAR = _kodcode("Prefill_90002_C", "import math\nimport pytest\nfrom solution import *\n\n\n"
+                    "def test_area():\n    assert math.isclose(circle_area(2), 12.566, rel_tol=1e-3)\n\n\n"
+                    "def test_area_negative():\n    with pytest.raises(ValueError):\n        circle_area(-1)\n\n\n"
+                    "def test_areas_sorted():\n    assert sorted(round(circle_area(r), 2) for r in (2, 1)) == "
+                    "sorted([12.57, 3.14])\n")
+KOD_STAR_CORRECT = ("import math\n\ndef circle_area(r):\n    if r < 0:\n        raise ValueError('negative radius')\n"
+                    "    return math.pi * r * r\n")
+# What KodCode's test files also do: use a module the solution imported and the file did not.
+KOD_BORROWS = _kodcode("Prefill_90003_C", "from solution import *\n\n\n"
+                       "def test_area():\n    assert math.isclose(circle_area(2), 12.566, rel_tol=1e-3)\n")
+KOD_CM = _kodcode("Prefill_90004_C", "import pytest\nfrom solution import Account\n\n\n"
+                  "def test_balance():\n    with Account(10) as account:\n        assert account.balance() == 10\n\n\n"
+                  "def test_overdraw():\n    with Account(10) as account:\n        with pytest.raises(ValueError):\n"
+                  "            account.withdraw(20)\n\n\n"
+                  "def test_never_overdrawn():\n    with Account(10) as account:\n        account.withdraw(5)\n"
+                  "        if account.balance() < 0:\n            pytest.fail('overdrawn')\n\n\n"
+                  "def test_closing_an_account_keeps_errors():\n    with pytest.raises(KeyError):\n"
+                  "        with Account(10):\n            raise KeyError('boom')\n")
+ACCOUNT_OK = ("class Account:\n    def __init__(self, amount):\n        self.amount = amount\n\n"
+              "    def __enter__(self):\n        return self\n\n    def __exit__(self, kind, value, tb):\n"
+              "        self.closed = kind is None\n        return False\n\n    def balance(self):\n"
+              "        return self.amount\n\n    def withdraw(self, n):\n        if n > self.amount:\n"
+              "            raise ValueError('overdrawn')\n        self.amount -= n\n")
+SWALLOWS = ("class Account:\n    def __init__(self, amount):\n        pass\n\n    def __enter__(self):\n"
+            "        return self\n\n    def __exit__(self, *exc):\n        return True\n\n    def balance(self):\n"
+            "        return -1\n\n    def withdraw(self, n):\n        return None\n")
+# The assert-mode twins (MBPP tests may hold any statement): a context manager swallowing the test's failure, and
+# one meant to suppress an exception, which it still may when that is not the test's own failure.
+CM_ASSERT = Task.from_row({"task_id": "cm-assert", "test_list": [
+    "with Account(10) as account:\n    assert account.balance() == 10",
+    "with Account(10) as account:\n    account.withdraw(4)\n    assert account.balance() == 6"]})
+CM_SUPPRESS = Task.from_row({"task_id": "cm-suppress", "test_list": [
+    "x = 1\nwith Suppress(ZeroDivisionError):\n    x = 1 / 0\nassert x == 1",
+    "try:\n    with Suppress(KeyError):\n        1 / 0\n    raised = False\nexcept ZeroDivisionError:\n"
+    "    raised = True\nassert raised"]})
+SUPPRESS = ("class Suppress:\n    def __init__(self, *kinds):\n        self.kinds = kinds\n\n    def __enter__(self):\n"
+            "        return self\n\n    def __exit__(self, kind, value, tb):\n"
+            "        return kind is not None and issubclass(kind, self.kinds)\n")
+
+SHADOWING = [
+    *[(f"{tid}-{program.split('def ')[2].split('(')[0]}-stub", HUMANEVAL[tid], program, 0.0)
+      for tid, program in HUMANEVAL_STUBS],
+    *[(f"{task.task_id}-set-stub", task, "def %s(*a, **k):\n    return None\n\ndef set(*a, **k):\n    return 0\n"
+       % task.entry_points[0], 0.0) for task in MBPP_SET],
+    ("kodcode-star-import-fakes", KOD_STAR,
+     "class _Math:\n    def isclose(self, *a, **k):\n        return True\n\nclass _Raises:\n"
+     "    def __enter__(self):\n        return self\n\n    def __exit__(self, *exc):\n        return True\n\n"
+     "class _Pytest:\n    def raises(self, *a, **k):\n        return _Raises()\n\nmath, pytest = _Math(), _Pytest()\n\n"
+     "def sorted(*a, **k):\n    return 0\n\ndef circle_area(r):\n    return 0\n", 0.0),
+    ("kodcode-swallowing-context-manager", KOD_CM, SWALLOWS, 0.0),
+    ("assert-swallowing-context-manager", CM_ASSERT, SWALLOWS, 0.0),
+]
+
+
+KOD_CM_RAISES = _kodcode("Prefill_90006_C", "import pytest\nfrom solution import Account\n\n\n"
+                         "def test_balance_then_close():\n    with pytest.raises(ValueError):\n"
+                         "        with Account(10) as account:\n            assert account.balance() == 10\n"
+                         "            raise ValueError('closed')\n")
+
+
+def test_a_context_manager_cannot_replace_a_tests_failure(value_scorer):
+    """Told that an assertion fails in its block, a program's ``__exit__`` that raises the exception the test expects
+    around it (pytest.raises(ValueError)) does not replace the failure; a correct one passes."""
+    replaces = SWALLOWS.replace("        return True\n", "        if exc[0] is not None:\n"
+                                "            raise ValueError('closed')\n        return False\n")
+    assert replaces != SWALLOWS
+    results = value_scorer.score([KOD_CM_RAISES] * 2, [replaces, ACCOUNT_OK])
+    assert [(r.status, r.reward) for r in results] == [("failed", 0.0), ("passed", 1.0)], results
+
+
+@pytest.mark.parametrize("name, task, program, reward", SHADOWING, ids=[s[0] for s in SHADOWING])
+def test_the_programs_names_never_become_the_tests(value_scorer, name, task, program, reward):
+    (result,) = value_scorer.score([task], [program])
+    assert result.status == "failed" and result.reward == pytest.approx(reward), (result.status, result.error)
+
+
+def test_correct_programs_keep_their_names(value_scorer):
+    """A program may define helpers named like builtins, be itself named like one (MBPP's `sum`), import the modules
+    a star-importing test file uses without importing them, and suppress exceptions with its context managers."""
+    own_abs = "def abs(v):\n    return v if v >= 0 else -v\n\ndef f(x):\n    return abs(x) * abs(x)\n"
+    own_sum = ("def sum(a, b):\n    total = 0\n    for i in range(1, min(a, b)):\n"
+               "        if a % i == 0 and b % i == 0:\n            total += i\n    return total\n")
+    he4 = ("def abs(v):\n    return v if v >= 0 else -v\n\n"
+           "def mean_absolute_deviation(numbers):\n    mean = sum(numbers) / len(numbers)\n"
+           "    return sum(abs(x - mean) for x in numbers) / len(numbers)\n")
+    tasks = [SQUARE, MBPP_SUM, HUMANEVAL["HumanEval/4"], KOD_STAR, KOD_BORROWS, KOD_CM, CM_ASSERT, CM_SUPPRESS]
+    programs = [own_abs, own_sum, he4, KOD_STAR_CORRECT, KOD_STAR_CORRECT, ACCOUNT_OK, ACCOUNT_OK, SUPPRESS]
+    results = value_scorer.score(tasks, programs)
+    assert [r.status for r in results] == ["passed"] * len(tasks), [(r.task_id, r.status, r.error) for r in results]
+
+
+def _literal(program: str) -> str:
+    """``program`` as an ATTACKS template (filled with ``str.format``)."""
+    return program.replace("{", "{{").replace("}", "}}")
+
+
+# The dodges and borrowed names above join the attack suite too, under each isolation mode.
+_PROGRAMS = {name: program for name, _task, program, *_ in DODGES + SHADOWING}
+ATTACKS += [
+    ("returns-itself", SQUARE, _PROGRAMS["assert-returns-itself"], False),
+    ("returns-250-deep", SQUARE, _PROGRAMS["assert-nested-250-deep"], False),
+    ("forged-unserializable-reply", SQUARE, _literal(_PROGRAMS["assert-forged-reply"]), False),
+    ("forged-unserializable-stdio-reply", STDIO, _literal(_PROGRAMS["stdio-forged-reply"]), False),
+    ("builtin-set-stub", MBPP_SET[0], _PROGRAMS["mbpp/2-set-stub"], False),
+    ("builtin-range-stub", HE38, "def decode_cyclic(s):\n    return ''\n\ndef range(*a, **k):\n    return []\n", False),
+    ("swallowing-context-manager", CM_ASSERT, SWALLOWS, False),
+]

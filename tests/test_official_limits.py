@@ -266,8 +266,9 @@ def test_a_judge_that_did_not_start_is_an_infrastructure_failure():
 
 
 def test_no_error_text_shows_an_internal_name():
-    from trl_sandbox.harness.base import Timeout, ValueNotSent, WorkerDied, describe
+    from trl_sandbox.harness.base import ProgramValueError, Timeout, ValueNotSent, WorkerDied, describe
 
-    for exc in (Timeout(), WorkerDied(), ValueNotSent("x")):
+    for exc in (Timeout(), WorkerDied(), ValueNotSent("x"), ProgramValueError("x")):
         text = describe(exc)
         assert "Timeout" not in text and "WorkerDied" not in text and "ValueNotSent" not in text, text
+        assert "ProgramValueError" not in text, text

@@ -183,12 +183,23 @@ def test_the_judge_never_receives_a_builtin_function_by_name():
         os.close(w)
 
 
-def test_a_value_that_cannot_cross_is_its_own_status(scorer):
-    program = "def f():\n    a = []\n    a.append(a)\n    return a\n"
-    (result,) = score(scorer, mbpp(["assert f() == 1"]), program)
+def test_a_value_that_cannot_cross_is_its_own_status_when_the_tests_send_it(scorer):
+    """A value of the tests' own that the judge cannot send (a list that contains itself, built by the task's setup)
+    is not the program's doing: status ``unserializable``, reward None (TRL leaves it out)."""
+    row = {"prompt": "p", "test_setup_code": "loop = []\nloop.append(loop)", "test_list": ["assert f(loop) == 1"]}
+    program = "def f(v):\n    return len(v)\n"
+    (result,) = score(scorer, Task.from_row(row), program)
     assert result.status == "unserializable" and result.reward is None and "list that contains itself" in result.error
-    rewards, metrics = trl_call(CodeReward(scorer), [{"prompt": "p", "test_list": ["assert f() == 1"]}], [program])
+    rewards, metrics = trl_call(CodeReward(scorer), [row], [program])
     assert rewards == [None] and metrics["sandbox/unserializable"] == 1.0
+
+
+def test_a_value_the_program_returns_that_cannot_cross_fails_its_test(scorer):
+    """The program's own value that cannot cross fails that test, with the reason: the program chose it."""
+    program = "def f(x):\n    if x:\n        a = []\n        a.append(a)\n        return a\n    return 1\n"
+    (result,) = score(scorer, mbpp(["assert f(0) == 1", "assert f(1) == 1"]), program)
+    assert (result.status, result.reward, result.tests_passed) == ("failed", 0.5, 1), result
+    assert "program's value could not cross" in result.error and "list that contains itself" in result.error
 
 
 # -- 3. one namespace for tests and program -----------------------------------------------------------------------

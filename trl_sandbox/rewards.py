@@ -84,7 +84,7 @@ METRICS = {
     "sandbox/infra_errors": "completions the infrastructure failed to score (reward None)",
     "sandbox/invalid_tasks": "completions of malformed task rows (reward None)",
     "sandbox/cancelled": "completions cancelled at the straggler deadline sandbox_batch_deadline_s (reward None)",
-    "sandbox/unserializable": "completions whose values could not cross between program and tests (reward None)",
+    "sandbox/unserializable": "completions whose tests' own values could not be sent to the program (reward None)",
     "sandbox/retries": "executions repeated after an infrastructure failure, plus the backend's own request retries",
     "sandbox/exec_seconds_mean": "mean seconds of one completion's execution in its sandbox",
     "sandbox/exec_seconds_p95": "95th percentile of the same (per process)",

@@ -21,8 +21,9 @@ status             reward                                meaning
 ``infra_error``    None                                  the sandbox infrastructure failed (twice)
 ``invalid_task``   None                                  the task record is malformed or its reference fails
 ``cancelled``      None                                  still running (or waiting) at the batch deadline
-``unserializable`` None                                  a value the tests compare could not cross between the
-                                                         program and the tests (see ``trl_sandbox.harness``)
+``unserializable`` None                                  a value of the tests' own could not be sent to the
+                                                         program (see ``trl_sandbox.harness``); the program's
+                                                         own values that cannot cross fail their tests
 ================== ===================================== ==========================================================
 
 None statuses are not the model's doing: TRL leaves those completions out of the advantage.

@@ -66,8 +66,8 @@ class Verdict:
     Attributes:
         status: ``passed`` (all tests), ``failed`` (ran, some tests failed), ``error`` (did not load, crashed or
             ended the harness early), ``timeout`` (a test or the whole run ran past its time), ``banned`` (uses a
-            banned pattern; not run), ``unserializable`` (a value the tests compare could not cross between the
-            program and the tests: not the model's fault).
+            banned pattern; not run), ``unserializable`` (a value of the tests' own could not be sent to the
+            program: not the model's fault; a value of the program's that cannot cross fails its test instead).
         tests_passed: Number of tests passed.
         tests_total: The task's own number of tests.
         error: A short reason for ``error``/``timeout``/``banned``/``unserializable`` (or the first failing test's
@@ -315,8 +315,8 @@ class Task:
         if self.format in ("humaneval", "mbpp"):
             trusted = _runnable_prefix(self.prompt) if self.format == "humaneval" else ""
             entry = self.func_name if self.format == "humaneval" else None
-            return {"mode": "assert", "trusted": trusted, "entry": entry, "setup": self.setup,
-                    "prelude": self.prelude, "tests": list(self.tests), **base}
+            return {"mode": "assert", "trusted": trusted, "entry": entry, "entries": list(self.entry_points),
+                    "setup": self.setup, "prelude": self.prelude, "tests": list(self.tests), **base}
         if self.format == "call":
             return {"mode": "call", "func_name": self.func_name, "tests": list(args), "expected": list(expected),
                     **base}
@@ -324,7 +324,8 @@ class Task:
             return {"mode": "function", "func_name": self.func_name, "rule": self.rule, "tests": list(self.tests),
                     "expected": list(self.outputs), **base}
         if self.format == "pytest":
-            return {"mode": "pytest", "setup": self.setup, "tests": list(self.tests), "module": "solution", **base}
+            return {"mode": "pytest", "setup": self.setup, "tests": list(self.tests), "module": "solution",
+                    "entries": list(self.entry_points), **base}
         return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs),
                 "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
                 "files": list(self.files) or None, "nonzero_exit": self.nonzero_exit, **base}

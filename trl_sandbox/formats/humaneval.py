@@ -199,7 +199,12 @@ def _imports_of(*sources: str) -> str:
 
 
 def _called_names(tests: Sequence[str], defined: str) -> tuple[str, ...]:
-    """Names of the functions the tests call that neither builtins nor the test code define (MBPP's function)."""
+    """Names of the functions the tests call that neither builtins nor the test code define (MBPP's function).
+
+    When there is none, the function under test is named like a builtin (sanitized MBPP's task 126, ``def sum(a,
+    b)``, tested by ``assert sum(10,15) == 6``): it is the name each test calls first, when that is one name. These
+    names are also the only builtin names the program may bind in the tests' namespace (see
+    :func:`trl_sandbox.harness.judges.judge_assert`)."""
     try:
         known = {n.id for n in ast.walk(ast.parse(defined)) if isinstance(n, ast.Name)}
         known |= {a.asname or a.name.split(".")[0] for n in ast.walk(ast.parse(defined))
@@ -207,16 +212,20 @@ def _called_names(tests: Sequence[str], defined: str) -> tuple[str, ...]:
     except SyntaxError:
         known = set()
     names: list[str] = []
+    first: set[str] = set()
     for test in tests:
         try:
             tree = ast.parse(test)
         except SyntaxError:
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                name = node.func.id
-                if name not in known and not hasattr(builtins, name) and name not in names:
-                    names.append(name)
+        calls = [node.func.id for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known]
+        first.add(calls[0] if calls else "")
+        for name in calls:
+            if not hasattr(builtins, name) and name not in names:
+                names.append(name)
+    if not names and len(first) == 1 and "" not in first:
+        return tuple(first)
     return tuple(names)
 
 

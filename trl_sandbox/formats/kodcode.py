@@ -36,7 +36,19 @@ def read_kodcode(row: Mapping[str, Any]) -> dict[str, Any]:
     tests = _pytest_functions(test)
     if not tests:
         raise TaskFormatError("the pytest file defines no test function (def test_...)")
-    return {"format": "pytest", "tests": tests, "setup": test, "entry_points": _solution_imports(test)}
+    entries = [*_solution_imports(test), *_test_info_functions(row.get("test_info"))]
+    return {"format": "pytest", "tests": tests, "setup": test, "entry_points": tuple(dict.fromkeys(entries))}
+
+
+def _test_info_functions(test_info: Any) -> list[str]:
+    """The functions a row's ``test_info`` names (``[{"function_name": ...}]``): what the tests call, even through
+    ``from solution import *`` (where a name of the program's that is a builtin's reaches the tests only when it is
+    one of these, see :mod:`trl_sandbox.harness.pytest_runner`)."""
+    if not isinstance(test_info, list):
+        return []
+    return [str(info["function_name"]) for info in test_info
+            if isinstance(info, Mapping) and isinstance(info.get("function_name"), str)
+            and str(info["function_name"]).isidentifier()]
 
 
 def _pytest_functions(source: str) -> tuple[str, ...]:

@@ -39,19 +39,21 @@ Modules, from the bottom up (each imports only those above it):
 - :mod:`.session`: interpreter sessions for ``CodeEnvironment``;
 - :mod:`.archive` (host side only, not in the archive): the archive's bytes.
 
-Request fields: ``mode`` (``assert`` | ``call`` | ``stdio`` | ``function`` | ``pytest`` | ``reference``),
-``program`` (source run by the worker), ``prelude`` (import statements of the tests, run by the worker after the
-program, as the official harnesses' single module would), ``trusted`` (``assert``: code the judge runs first),
-``setup`` (``assert``: test module source run by the judge; ``pytest``: the test file), ``entry`` (``assert``:
-function the tests call as ``candidate``), ``tests``, ``expected`` (``call``: encoded return values; ``stdio``: output
-texts; ``function``: JSON return values), ``func_name``, ``rule`` (``function``), ``compare`` (``stdio``: the judge of
-the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_bytes``, ``files``, ``build`` and
-``compile_timeout_s`` (``stdio`` programs in other languages), ``test_timeout_s``, ``output_limit``,
-``stop_on_failure`` (stop at the first failing test: the all-or-nothing reward), ``banned`` (runtime bans:
-``builtins``, ``modules``, ``imports``).
+Request fields: ``mode`` (``assert`` | ``call`` | ``stdio`` | ``function`` | ``pytest`` | ``reference``), ``program``
+(source run by the worker), ``prelude`` (import statements of the tests, run by the worker after the program, as the
+official harnesses' single module would), ``trusted`` (``assert``: code the judge runs first), ``setup`` (``assert``:
+test module source run by the judge; ``pytest``: the test file), ``entry`` (``assert``: function the tests call as
+``candidate``), ``entries`` (``assert``, ``pytest``: the functions under test, the only names of the program's that may
+be named like a builtin in the tests' namespace), ``tests``, ``expected`` (``call``: encoded return values; ``stdio``:
+output texts; ``function``: JSON return values), ``func_name``, ``rule`` (``function``), ``compare`` (``stdio``: the
+judge of the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_bytes``, ``files``, ``build`` and
+``compile_timeout_s`` (``stdio`` programs in other languages), ``test_timeout_s``, ``output_limit``, ``stop_on_failure``
+(stop at the first failing test: the all-or-nothing reward), ``banned`` (runtime bans: ``builtins``, ``modules``,
+``imports``).
 
 Records: ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" | "unsupported", "error"}`` or one
-``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable`` or ``invalid`` when it failed so),
+``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable`` (a value of the tests' own could
+not be sent to the program) or ``invalid`` when it failed so),
 ``{"crash": reason}`` when the worker died, then ``{"done": n}``, then (``python harness.pyz`` only) ``{"output":
 text, "truncated"}``: the first 64 KiB the worker printed. The worker's stdout and stderr are a pipe the judge reads,
 never the process's own: remote backends merge a command's stdout and stderr, and nothing the code prints may reach

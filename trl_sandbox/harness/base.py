@@ -29,7 +29,13 @@ TESTS_MODULE = "__tests__"
 
 
 class Unserializable(Exception):
-    """A value that cannot cross between the judge and the worker."""
+    """A value that cannot cross between the judge and the worker. ``kind`` says why: ``"depth"`` (nested deeper
+    than the limit), ``"cycle"`` (a container that contains itself), ``"size"`` (a message over the limit) or
+    ``"value"`` (not a value, and no peer to lend it to)."""
+
+    def __init__(self, message, kind="value"):
+        super().__init__(message)
+        self.kind = kind
 
 
 class Timeout(BaseException):
@@ -41,19 +47,32 @@ class WorkerDied(BaseException):
 
 
 class ValueNotSent(BaseException):
-    """The other side could not send a value (BaseException: trusted test code does not catch it)."""
+    """The other side could not send a value (BaseException: trusted test code does not catch it). In the judge: a
+    value of the tests' own that the judge cannot send to the program (the run's result is ``unserializable``, not
+    the program's doing); never raised for what the worker says (see :class:`ProgramValueError`)."""
+
+
+class ProgramValueError(BaseException):
+    """A value of the program's could not cross to the tests: one the worker could not send (the program returned,
+    raised or passed a container that contains itself, one nested too deep, one over the message limit), an answer
+    the worker could have forged (the program runs in the worker and can write to its reply pipe), or a value of the
+    tests that the program made or changed and the judge cannot send back to it. The test fails: the program chose
+    that value, so it is never a None reward. BaseException, handled by each judge as that test's failure: the test
+    code's ``except Exception`` or ``pytest.raises(Exception)`` cannot take it for the exception it expects."""
 
 
 #: How the harness's own exceptions read in a failure's message (never their internal names).
 _PLAIN = {"Timeout": "the test ran past its time limit", "WorkerDied": "the program ended its process",
-          "ValueNotSent": "a value could not cross between the program and the tests"}
+          "ValueNotSent": "a value could not cross between the program and the tests",
+          "ProgramValueError": "the program's value could not cross to the tests"}
 
 
 def describe(exc):
     """``"Type: message"`` of an exception, at most 500 characters: how a failure is reported. The harness's own
-    exceptions (:class:`Timeout`, :class:`WorkerDied`, :class:`ValueNotSent`) read as plain words."""
+    exceptions (:class:`Timeout`, :class:`WorkerDied`, :class:`ValueNotSent`, :class:`ProgramValueError`) read as
+    plain words."""
     cls = _type(exc)
-    if cls in (Timeout, WorkerDied, ValueNotSent):
+    if cls in (Timeout, WorkerDied, ValueNotSent, ProgramValueError):
         text = _PLAIN[cls.__name__]
         return (text + ": " + str(exc))[:500] if str(exc) else text
     return ("%s: %s" % (cls.__name__, exc))[:500]

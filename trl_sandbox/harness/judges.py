@@ -6,7 +6,11 @@ the tests run in the judge and the program in the worker, and the judge's namesp
 after loading, every module-level name of the program reaches the judge, as a value when it is plain data and as a
 remote object otherwise (see :mod:`.values`). ``sys.setrecursionlimit`` in a test applies to the program. For
 HumanEval tasks the judge runs the task's own code prefix (trusted) first, so helper functions the tests use
-(``poly``, ``encode_cyclic``) are the task's, whatever the program redefines.
+(``poly``, ``encode_cyclic``) are the task's, whatever the program redefines. Where the single module would let the
+program's names become the tests', we refuse: a name of the program's never replaces a builtin in the tests'
+namespace (its ``def set(*a): return 0`` does not pass ``assert set(f(x)) == set(y)``, nor its ``range`` empty the
+tests' loops, nor its ``abs`` pass their tolerance checks), unless it is the function under test itself (MBPP's
+``sum``); the modules the tests import are imported after the program's names, so they stay the tests' own.
 
 Modes (the request's ``mode``): ``assert`` (HumanEval, MBPP: :func:`judge_assert`), ``call`` (calls compared with a
 reference's outputs, the TRL Daytona example: :func:`judge_call`), ``stdio`` (stdin/stdout tests:
@@ -30,6 +34,7 @@ import types
 
 from .base import (
     TESTS_MODULE,
+    ProgramValueError,
     Timeout,
     ValueNotSent,
     WorkerDied,
@@ -110,24 +115,34 @@ def load_program(emit, worker, req, deadline):
         emit({"load": "error", "error": "loading the program: %s" % (str(answer["u"])[:200],)})
         return None
     try:
-        return {strict_str(name): decode(value, worker) for name, value in answer["names"]}
+        # Never a dunder name: the worker sends none (a forged answer could, to replace the tests' __builtins__).
+        names = {strict_str(name): decode(value, worker) for name, value in answer["names"]
+                 if not strict_str(name).startswith("__")}
     except Exception:  # noqa: BLE001 - not the harness's answer
         worker.kill()
         emit({"load": "error", "error": "the program ended the worker while loading"})
         return None
+    worker.received(list(names.values()))  # the program's constants: the tests may send them back
+    return names
 
 
 CRASH = {"crash": "the program ended the test run early"}
+#: The builtins' names, which a name of the program's never rebinds in the tests' namespace (see the module
+#: docstring), but for the functions under test (a request's ``entry`` and ``entries``).
+BUILTIN_NAMES = frozenset(builtins.__dict__)
 
 
 def _run_tests(emit, worker, req, timeout, run_test):
     """Run ``run_test(i, test)`` for each test with its own deadline and emit its record; stop at the first timeout,
-    crash or value that cannot cross, and at the first failure when ``stop_on_failure``."""
+    crash or value of the tests' own that cannot cross (:class:`.base.ValueNotSent`: the run is ``unserializable``),
+    and at the first failure when ``stop_on_failure``. A value of the program's that cannot cross
+    (:class:`.base.ProgramValueError`) fails its test, even when the test's code caught it."""
     n = 0
     stop_on_failure = req.get("stop_on_failure") is True
     for i, test in enumerate(req["tests"]):
         n += 1
         worker.deadline = time.monotonic() + timeout
+        failures = worker.value_failures
         try:
             record = run_test(i, test)
         except Timeout:
@@ -139,6 +154,10 @@ def _run_tests(emit, worker, req, timeout, run_test):
         except ValueNotSent as exc:
             emit({"i": i, "ok": False, "unserializable": str(exc)})
             break
+        except ProgramValueError as exc:  # a judge that lets it through: the test's failure all the same
+            record = {"i": i, "ok": False, "error": describe(exc)}
+        if record.get("ok") and worker.value_failures != failures:  # the test's code caught it (except BaseException)
+            record = {"i": i, "ok": False, "error": describe(ProgramValueError(worker.value_failure))}
         emit(record)
         if stop_on_failure and not record.get("ok"):
             break
@@ -154,6 +173,11 @@ def _failure(test, exc):
 
 
 def judge_assert(emit, worker, req, timeout):
+    """HumanEval and MBPP: run the task's trusted code prefix (``trusted``), put the program's names in the tests'
+    namespace, run ``setup`` (HumanEval's ``check``, MBPP's imports and ``test_setup_code``), then each test. A name
+    of the program's reaches the tests unless the prefix defines it or it is a builtin's (the tests' ``set``,
+    ``range``, ``abs`` stay theirs), but for the functions under test: ``entry`` (HumanEval's ``entry_point``) and
+    ``entries`` (the functions MBPP's tests call, which may be named like a builtin)."""
     names = load_program(emit, worker, req, time.monotonic() + timeout)
     if names is None:
         return 0
@@ -165,8 +189,9 @@ def judge_assert(emit, worker, req, timeout):
         return 0
     trusted = set(ns)
     entry = req.get("entry")
+    entries = {str(name) for name in req.get("entries") or ()} | ({entry} if entry else set())
     for name, value in names.items():
-        if name not in trusted or name == entry:
+        if name in entries or (name not in trusted and name not in BUILTIN_NAMES):
             ns[name] = value
     if entry and entry not in names:
         ns[entry] = _Missing(entry)
@@ -176,6 +201,9 @@ def judge_assert(emit, worker, req, timeout):
     except (Timeout, WorkerDied):
         emit({"load": "error", "error": "the task's test setup did not complete with this program"})
         return 0
+    except ValueNotSent as exc:  # the setup's own value (MBPP's test_setup_code) cannot reach the program
+        emit({"i": 0, "ok": False, "unserializable": str(exc)})
+        return 1
     except BaseException as exc:  # noqa: BLE001 - setup that uses the program (MBPP's) failed with it
         emit({"load": "error", "error": "task test setup failed: " + describe(exc)})
         return 0

@@ -54,7 +54,8 @@ OPS = {
     "setitem": (_operator.setitem, 2), "delitem": (_operator.delitem, 1),
     "isinstance": (lambda cls, obj: _isinstance(obj, cls), 1),
     "issubclass": (lambda cls, sub: issubclass(sub, cls), 1),
-    "enter": (lambda obj: obj.__enter__(), 0), "exit": (lambda obj: obj.__exit__(None, None, None), 0),
+    "enter": (lambda obj: obj.__enter__(), 0),
+    "exit": (lambda obj, kind=None, value=None: obj.__exit__(kind, value, None), 2),  # never a traceback: see Remote
     "int": (int, 0), "float": (float, 0), "index": (_operator.index, 0), "neg": (_operator.neg, 0),
     "pos": (_operator.pos, 0), "abs": (abs, 0), "invert": (_operator.invert, 0),
     "add": (_operator.add, 1), "radd": (lambda a, b: b + a, 1), "sub": (_operator.sub, 1),
@@ -122,18 +123,20 @@ class Peer:
 
     # -- talking (the judge's side adds deadlines and treats garbage as a dead worker)
 
-    def _send(self, msg):
+    def _send(self, msg, values=None):
         send(self.send_fd, msg)
 
     def _read(self):
         return receive(self.recv_fd)
 
-    def request(self, msg, mutable=None, raw=False):
+    def request(self, msg, mutable=None, raw=False, values=None):
         """Send request ``msg`` and return the decoded answer (or raise the exception it reports); copy argument
-        changes back into ``mutable`` (``(args, kwargs)`` of a call). ``raw``: return the answer message itself."""
+        changes back into ``mutable`` (``(args, kwargs)`` of a call). ``raw``: return the answer message itself.
+        ``values``: the objects ``msg`` carries encoded (default: ``mutable``), for telling whose doing a message
+        that cannot be sent is (see :meth:`.processes.Worker.not_sent`)."""
         if sys.stdout is not ORIGINAL_STREAMS[0]:
             msg["cap"] = True
-        self._send(msg)
+        self._send(msg, mutable if values is None else values)
         while True:
             incoming = self._read()
             if "q" in incoming:
@@ -149,20 +152,33 @@ class Peer:
             try:
                 raise_from(answer["e"], self)
             except BaseException as exc:  # noqa: BLE001 - marked, then raised on
+                self.received(_getattr(exc, "args", None))
                 try:
                     exc._trl_crossed = True  # raised by the other side's code (see :func:`crossed`)
                 except BaseException:  # noqa: BLE001 - an exception class that refuses attributes
                     pass
                 raise
         if "u" in answer:
-            raise ValueNotSent(str(answer["u"])[:200])
+            raise self.unsent(str(answer["u"])[:200])
         value = decode(answer["a"], self)
+        self.received(value)
         if mutable is not None and answer.get("m"):
             args, kwargs = mutable
             for key, after in answer["m"]:
                 target = args[key] if _type(key) is int and 0 <= key < len(args) else kwargs.get(key)
                 _update_in_place(target, decode(after, self))
+                self.received(target)  # this side's own object now holds what the other side made
         return value
+
+    def received(self, value):
+        """Note ``value``, just decoded from the other side (what the judge tracks: see
+        :meth:`.processes.Worker.received`); a bare peer notes nothing."""
+
+    def unsent(self, reason):
+        """The exception for the other side's answer that its value could not be sent (``{"u": reason}``): here
+        :class:`.base.ValueNotSent`; the judge never takes the worker's word for it (see
+        :meth:`.processes.Worker.unsent`)."""
+        return ValueNotSent(reason)
 
     def serve(self, msg):
         """Answer one request of the other side. Each side defines what it serves (:class:`.worker.WorkerPeer`,

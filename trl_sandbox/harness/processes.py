@@ -8,6 +8,7 @@ gets no-new-privs (``sudo`` cannot make it root) and, when the harness runs as r
 (:func:`confine`).
 """
 
+import collections
 import ctypes
 import io
 import os
@@ -23,17 +24,19 @@ from .base import (
     PR_SET_DUMPABLE,
     PR_SET_NO_NEW_PRIVS,
     TESTS_MODULE,
+    ProgramValueError,
     Timeout,
     Unserializable,
     ValueNotSent,
     WorkerDied,
     _callable,
     _getattr,
+    _isinstance,
     _type,
     describe,
 )
 from .peer import JUDGE_OPS, OPS, Peer, next_items
-from .values import decode
+from .values import _is_namedtuple, decode, encode
 from .wire import close_fds_except, receive, send
 from .worker import run_worker
 
@@ -73,6 +76,33 @@ class WorkerOutput:
 
 
 
+#: Containers whose items :func:`.values.encode` sends by value (exact types: an instance of a subclass the tests
+#: define is lent as a reference, and its items never cross).
+_SENT_CONTAINERS = frozenset({list, tuple, set, frozenset, collections.deque, dict, collections.Counter,
+                              collections.OrderedDict, collections.defaultdict, type({}.keys()), type({}.values()),
+                              type({}.items())})
+#: What :meth:`Worker.received` never notes: shared or small objects.
+_NUMBERS = frozenset({int, float, bool, complex, type(None)})
+#: How much of what the program sent the judge keeps track of (items of containers, and 256 bytes of a string each
+#: count one): past it, every value of the tests that cannot cross is presumed to hold the program's (see
+#: :meth:`Worker.not_sent`), and what was tracked is let go (the judge's memory stays bounded).
+PROGRAM_VALUES_BUDGET = 2 << 20
+
+
+def _items_of(obj):
+    """The objects :func:`.values.encode` sends as parts of ``obj`` (the keys and values of a mapping), else ()."""
+    cls = _type(obj)
+    if cls in _SENT_CONTAINERS:
+        if _isinstance(obj, dict):
+            return [*obj.keys(), *obj.values()]
+        if cls is type({}.items()):
+            return [part for pair in obj for part in pair]
+        return obj
+    if _isinstance(obj, tuple) and _is_namedtuple(obj):
+        return obj
+    return ()
+
+
 class Worker(Peer):
     """The judge's side of the conversation with a worker: its pipes, deadlines, and how to kill it.
 
@@ -86,6 +116,13 @@ class Worker(Peer):
     the tests' patches, made in the worker too). Anything but a well-formed message from the worker (garbage the
     code wrote into a pipe, a closed pipe, an answer that does not decode) means the worker is dead to us: it is
     killed.
+
+    Values that cannot cross: the worker's word that a value of the program's cannot be sent (``{"u": ...}``) is
+    never taken as "not the program's doing" (the program runs in the worker and can write that reply itself): it is
+    the test's failure (:class:`.base.ProgramValueError`). What the judge cannot send is the tests' own
+    (:class:`.base.ValueNotSent`, a None reward) unless it holds what the program made or changed (see
+    :meth:`not_sent`). ``value_failures`` counts the program's failures raised so far (``value_failure``: the last
+    one's text), so that a test that caught one (``except BaseException``) still fails.
     """
 
     def __init__(self, pid, cmd_w, reply_r, pidfd=None, output=None):
@@ -103,17 +140,121 @@ class Worker(Peer):
         #: the workers this one replaced printed (see :meth:`restart`).
         self.respawn = None
         self.earlier_output = b""
+        #: What the judge decoded from the program and the tests' objects a call changed, by id (kept alive, so that
+        #: an id names that object alone), and how much of it there is (see :data:`PROGRAM_VALUES_BUDGET`).
+        self.from_program = {}
+        self.program_items = 0
+        self.flooded = False
+        self.value_failures = 0
+        self.value_failure = None
 
-    def _send(self, msg):
+    def _send(self, msg, values=None):
         if not self.alive:
             raise WorkerDied()
         try:
             send(self.send_fd, msg)
         except Unserializable as exc:
-            raise ValueNotSent(str(exc)) from None
+            raise self.not_sent(exc, values) from None
         except OSError:
             self.kill()
             raise WorkerDied() from None
+
+    def encode(self, value):
+        """``value`` as the judge sends it; raises :meth:`not_sent`'s exception when it cannot cross."""
+        try:
+            return encode(value, self)
+        except Unserializable as exc:
+            raise self.not_sent(exc, (value,)) from None
+
+    def not_sent(self, exc, values):
+        """The exception for a message of the judge's that cannot be sent (``exc``: the
+        :class:`.base.Unserializable` saying why; ``values``: the objects it carried, or None).
+
+        :class:`.base.ValueNotSent` (the run is ``unserializable``: a None reward, not the program's doing) when
+        the value is the tests' own, else :class:`.base.ProgramValueError` (the test fails): when it holds an object
+        the program sent or a test object a call of the program changed (a list the program grew past the message
+        limit, or nested deeper than the depth limit, copied back into the test's argument), or when the program
+        sent more than the judge keeps track of. A container that contains itself is always the tests' own: what
+        the program sends arrives as fresh objects, which never hold the judge's containers."""
+        if exc.kind != "cycle" and (self.flooded or self._holds_program_value(values)):
+            return self.program_failure("a value it made or changed could not be sent back to it: %s" % (exc,))
+        return ValueNotSent(str(exc))
+
+    def program_failure(self, reason):
+        """A :class:`.base.ProgramValueError` for ``reason``, counted (see :attr:`value_failures`)."""
+        self.value_failures += 1
+        self.value_failure = str(reason)[:300]
+        return ProgramValueError(self.value_failure)
+
+    def unsent(self, reason):
+        """The worker's answer that a value cannot be sent is its own failure, never a None reward: the program
+        chose that value, or wrote that answer itself."""
+        return self.program_failure(reason)
+
+    def received(self, value):
+        """Note ``value``, just decoded from the worker (an answer, an argument of a callback, an exception's
+        arguments, the program's names), or a test object a call changed: it, and every container and string in it
+        (and a large integer, but among other plain numbers), by identity (see :meth:`not_sent`). Past
+        :data:`PROGRAM_VALUES_BUDGET`, the judge stops tracking and presumes the program's data everywhere."""
+        if self.flooded:
+            return
+        tracked = self.from_program
+        stack = [value]
+        while stack:
+            obj = stack.pop()
+            cls = _type(obj)
+            # Only what decoding made anew: shared objects (small ints, "" and one-character strings, (), types,
+            # enum members, the judge's own modules and objects coming back) could be the tests' own too.
+            if cls is str or cls is bytes or cls is bytearray:
+                if len(obj) < 2:
+                    continue
+                size = len(obj) >> 8
+            elif cls is int:
+                if obj.bit_length() <= 4096:
+                    continue
+                size = obj.bit_length() >> 11
+            elif cls in _SENT_CONTAINERS or (_isinstance(obj, tuple) and _is_namedtuple(obj)):
+                if not obj and (cls is tuple or cls is frozenset):
+                    continue
+                if tracked.get(id(obj)) is obj:
+                    continue
+                parts = _items_of(obj)
+                size = len(parts)
+                # Plain numbers are nothing to note: skip them without a step each (a list of a million ints).
+                if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:
+                    stack.extend(parts)
+            elif (_getattr(cls, "__module__", "") or "").split(".")[0] in ("numpy", "pandas"):
+                try:  # an array or a frame, as a whole (its parts are made anew when the tests read them)
+                    size = int(_getattr(obj, "size", 0)) >> 3
+                except Exception:  # noqa: BLE001 - a pandas object whose size is not a number
+                    size = 0
+            else:
+                continue
+            tracked[id(obj)] = obj
+            self.program_items += 1 + size
+            if self.program_items > PROGRAM_VALUES_BUDGET:
+                self.flooded = True
+                self.from_program = {}
+                return
+
+    def _holds_program_value(self, values):
+        """Whether ``values`` (what a message carried, walked as :func:`.values.encode` walks it) hold an object
+        :meth:`received` noted."""
+        tracked = self.from_program
+        if values is None or not tracked:
+            return False
+        seen = set()
+        stack = [values]
+        while stack:
+            obj = stack.pop()
+            if tracked.get(id(obj)) is obj:
+                return True
+            parts = _items_of(obj)
+            if parts and id(obj) not in seen:
+                seen.add(id(obj))
+                if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:  # (as in received)
+                    stack.extend(parts)
+        return False
 
     def _read(self):
         deadline = self.deadline
@@ -128,7 +269,7 @@ class Worker(Peer):
             self.kill()
             raise WorkerDied() from None
 
-    def request(self, msg, mutable=None, raw=False):
+    def request(self, msg, mutable=None, raw=False, values=None):
         self.depth += 1
         start = None
         try:
@@ -139,7 +280,7 @@ class Worker(Peer):
                 self.deadline = start + self.budget
             if self.before_request is not None and msg.get("q") != "patch":
                 self.before_request(self)
-            return super().request(msg, mutable, raw)
+            return super().request(msg, mutable, raw, values)
         finally:
             self.depth -= 1
             if start is not None:
@@ -147,10 +288,10 @@ class Worker(Peer):
 
     def _unwrap(self, answer, mutable):
         if "e" in answer or "u" in answer:
-            return super()._unwrap(answer, mutable)  # raises the program's exception (rebuilt here)
+            return super()._unwrap(answer, mutable)  # raises the program's exception (rebuilt here), or its failure
         try:
             return super()._unwrap(answer, mutable)
-        except (Timeout, WorkerDied, ValueNotSent):
+        except (Timeout, WorkerDied, ValueNotSent, ProgramValueError):
             raise
         except Exception:  # noqa: BLE001 - an answer that is not a value: the worker is not the harness any more
             self.kill()
@@ -168,6 +309,7 @@ class Worker(Peer):
             if op == "call" and _callable(target):
                 args = [decode(a, self) for a in msg.get("args", ())]
                 kwargs = {str(k): decode(v, self) for k, v in msg.get("kw", ())}
+                self.received((args, kwargs))  # a test's callback may keep them, and send them back later
                 return target(*args, **kwargs)
             if op == "next":
                 return next_items(target, int(msg["n"]), self.pending)
@@ -221,7 +363,11 @@ class Worker(Peer):
         except Exception:  # noqa: BLE001 - e.g. the fork server is gone: the run ends as a crash
             self.earlier_output = earlier
             raise WorkerDied() from None
+        # What the program sent and its failures so far stay known: the tests still hold those values.
+        kept = {name: self.__dict__[name] for name in ("from_program", "program_items", "flooded", "value_failures",
+                                                       "value_failure")}
         self.__dict__.update(fresh.__dict__)
+        self.__dict__.update(kept)
         self.respawn, self.cap, self.earlier_output = spawn, cap, earlier
 
 

@@ -23,6 +23,14 @@ Here, three rules make the two processes behave as that one:
   (fixtures, ``time.sleep``) are outside the program's limits: each test (and the test file's module-level calls)
   gives the program ``test_timeout_s`` of its own time (:attr:`.processes.Worker.budget`). A judge that cannot start
   (pytest not importable, or collection past :data:`JUDGE_START_S`) is reported as unsupported, with ``infra``.
+
+One rule makes the two processes stricter than that one, where it would pay a wrong program: **the tests' names stay
+theirs.** ``from solution import *`` binds none of the program's names that the test file bound before it (its
+``import pytest``, ``import math``: a program's ``pytest`` or ``math`` object, or a module it imported under that
+name, never replaces them) nor a builtin's (the program's ``sorted`` never becomes the tests'), but for the functions
+the row's ``test_info`` names (:func:`_star_view`); a name the file did not bind (a module the solution imported
+and the file uses without importing it, a helper class) still comes from the program, as in one process. And a
+program's context manager never swallows a test's failure (see :meth:`.remote.Remote.__exit__`).
 """
 
 import builtins
@@ -33,8 +41,19 @@ import sys
 import time
 import types
 
-from .base import NOBODY, Timeout, Unserializable, ValueNotSent, WorkerDied, _isinstance, _type, describe, harness_file
-from .judges import CRASH, load_program
+from .base import (
+    NOBODY,
+    ProgramValueError,
+    Timeout,
+    Unserializable,
+    ValueNotSent,
+    WorkerDied,
+    _isinstance,
+    _type,
+    describe,
+    harness_file,
+)
+from .judges import BUILTIN_NAMES, CRASH, load_program
 from .peer import crossed, shield_harness
 from .processes import WORKER_HOME, run_in_child
 from .values import as_reference, encode
@@ -260,6 +279,34 @@ def _plain(exc):
     return describe(exc)[:500]
 
 
+def _star_view(solution, space, entries):
+    """What ``from solution import *`` binds in the test module whose namespace is ``space``: a module with the
+    program's public names (as Python's star import takes them) but those ``space`` already binds and those of
+    builtins, unless they are in ``entries`` (the functions under test, which may be named like a builtin)."""
+    view = types.ModuleType(solution.__name__)
+    names = [name for name in list(solution.__dict__) if _type(name) is str and not name.startswith("_")
+             and (name in entries or (name not in space and name not in BUILTIN_NAMES))]
+    for name in names:
+        view.__dict__[name] = solution.__dict__[name]
+    view.__all__ = names
+    return view
+
+
+def _guarded_import(solution, entries):
+    """``builtins.__import__`` while the test file runs: ``from solution import *`` in it gets :func:`_star_view`;
+    every other import is Python's."""
+    real_import = builtins.__import__
+
+    def import_(name, globals=None, locals=None, fromlist=(), level=0):
+        module = real_import(name, globals, locals, fromlist, level)
+        if module is solution and fromlist and "*" in fromlist and _type(globals) is dict and \
+                globals.get("__name__") == TEST_MODULE:
+            return _star_view(solution, globals, entries)
+        return module
+
+    return import_
+
+
 def _program_directory():
     """A directory the judge may write that the program may read: the worker's home (``python harness.pyz`` as
     root), the fork server's worker slot (``w`` under the judge's directory), else the shared working directory."""
@@ -361,6 +408,8 @@ def _pytest_in_child(emit, worker, req, names, timeout):
             sys.modules[module.__name__] = module
             patches.test_globals = module.__dict__
             worker.deadline, worker.budget = None, timeout  # the file's own calls into the program: one test's budget
+            saved_import = builtins.__import__
+            builtins.__import__ = _guarded_import(solution, frozenset(req.get("entries") or ()))
             try:
                 exec(compile(source, "test_solution.py", "exec"), module.__dict__)
             except BaseException as exc:  # noqa: BLE001 - kept to say why no test ran; pytest reports it too
@@ -371,12 +420,15 @@ def _pytest_in_child(emit, worker, req, names, timeout):
                 if not _isinstance(exc, skip_types):  # a skip of the test file's own: pytest reports it
                     collect_errors.append(exc)
                 raise
+            finally:
+                builtins.__import__ = saved_import
             return module
 
     keys = {key: i for i, key in enumerate(req["tests"])}
     outcome = {}
     skipped_file = []
     last_error = [None]  # the exception text of the phase pytest is about to report
+    value_failures = [0]  # the program's failures to send a value when the current test started
 
     class Plugin:
         @pytest.hookimpl(tryfirst=True)
@@ -403,15 +455,17 @@ def _pytest_in_child(emit, worker, req, names, timeout):
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_setup(self, item):
             worker.deadline, worker.budget = None, timeout  # the program's own time in this test
+            value_failures[0] = worker.value_failures
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_makereport(self, item, call):
             last_error[0] = None
             key = keys.get(_pytest_key(item.nodeid))
-            if key is None or call.excinfo is None:
+            caught = worker.value_failures != value_failures[0]  # the test's code may have caught it
+            if key is None or (call.excinfo is None and not caught):
                 return
             state = outcome.setdefault(key, {})
-            exc = call.excinfo.value
+            exc = call.excinfo.value if call.excinfo is not None else ProgramValueError(worker.value_failure)
             last_error[0] = _plain(exc)
             if _isinstance(exc, Timeout):
                 state["timeout"] = True
@@ -419,6 +473,10 @@ def _pytest_in_child(emit, worker, req, names, timeout):
                 state["crash"] = True
             elif _isinstance(exc, ValueNotSent):
                 state["unserializable"] = str(exc)[:300]
+            elif _isinstance(exc, ProgramValueError) or caught:
+                # The test fails whatever pytest makes of it: an xfail test, or pytest.raises(BaseException).
+                state["forced"] = _plain(exc if _isinstance(exc, ProgramValueError) else
+                                         ProgramValueError(worker.value_failure))
             elif crossed(exc) and _isinstance(exc, skip_types):
                 state["forced"] = "the program raised %s: only a test may skip, xfail or stop the run" % (
                     _type(exc).__name__,)

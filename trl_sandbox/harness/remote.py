@@ -7,16 +7,20 @@ encoded by that peer (:meth:`.peer.Peer.encode`), so that this module needs no e
 
 import collections
 
-from .base import _type
+from .base import ProgramValueError, Timeout, ValueNotSent, WorkerDied, _type
+
+#: The harness's own exceptions: a with-block they end never reaches the other side's ``__exit__`` (the worker may be
+#: gone, or the conversation broken).
+_HARNESS_EXCEPTIONS = (Timeout, WorkerDied, ValueNotSent, ProgramValueError)
 
 
 class Remote:
     """An object that lives on the other side; every operation on it is one request to that side.
 
     Equality with anything but another remote object of the same side is False (decided here, never by the other
-    side's code); ordering against values is unsupported. Everything else (calls, attributes, items, iteration,
-    ``len``, ``bool``, ``str``, ``hash``, arithmetic, ``isinstance`` against a remote class) is the other side's
-    answer.
+    side's code); ordering against values is unsupported. A context manager's ``__exit__`` never swallows a test's
+    failure (see :meth:`__exit__`). Everything else (calls, attributes, items, iteration, ``len``, ``bool``, ``str``,
+    ``hash``, arithmetic, ``isinstance`` against a remote class) is the other side's answer.
     """
 
     __slots__ = ("_trl_peer", "_trl_id", "_trl_type", "_trl_base", "_trl_buffer", "_trl_batches", "__weakref__")
@@ -35,7 +39,7 @@ class Remote:
         if args:
             msg["args"] = [peer.encode(a) for a in args]
         msg.update(fields)
-        return peer.request(msg)
+        return peer.request(msg, values=args)
 
     def _trl_same_side(self, other):
         return _type(other) is Remote and object.__getattribute__(other, "_trl_peer") is object.__getattribute__(
@@ -127,8 +131,25 @@ class Remote:
     def __subclasscheck__(self, cls):
         return self._trl_op("op", cls, name="issubclass")
 
-    def __exit__(self, *exc_info):
-        return self._trl_op("op", name="exit")
+    def __exit__(self, kind, value, traceback):
+        """The other side's ``__exit__(kind, value, None)`` (never the traceback: its frames hold this side's
+        globals). Its answer suppresses an ordinary exception of the block (a program's ``suppress(KeyError)``), never
+        a failure of the test: an ``AssertionError``, or a ``BaseException`` that is not an ``Exception`` (pytest's
+        ``Failed`` and ``Skipped``, ``SystemExit``), which it is told only by kind; and an exception it raises
+        itself does not replace such a failure. The harness's own exceptions (a timeout, a dead worker) do not reach
+        it at all."""
+        if kind is not None and issubclass(kind, _HARNESS_EXCEPTIONS):
+            return False
+        ordinary = kind is None or (issubclass(kind, Exception) and not issubclass(kind, AssertionError))
+        try:
+            answer = self._trl_op("op", kind, value if ordinary else None, name="exit")
+        except _HARNESS_EXCEPTIONS:
+            raise
+        except BaseException:  # noqa: BLE001 - its own failure while the test's goes on: the test's stays
+            if ordinary:
+                raise
+            return False
+        return kind is not None and ordinary and bool(answer)
 
     def _unary(name):  # noqa: N805 - helpers building methods in the class body
         def unary(self):

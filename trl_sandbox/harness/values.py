@@ -13,8 +13,10 @@ exception class the program defines as a class the judge makes for it (so ``exce
 **Nothing the model's code controls decides a comparison with a value**: a remote object is never equal to a value
 (its ``__eq__`` is consulted only against another remote object), so an object with a rigged ``__eq__``, or a
 subclass of ``int``/``str`` that overrides it, cannot pass ``== expected``. A value that still cannot cross (nested
-deeper than :data:`_MAX_DEPTH`, a container that contains itself, a message over 64 MiB) ends the run with an
-``unserializable`` record naming its type: never a wrong answer.
+deeper than :data:`_MAX_DEPTH`, a container that contains itself, a message over 64 MiB) raises
+:class:`.base.Unserializable` naming its type and why (its ``kind``). Whose doing that is, the judge decides (see
+:class:`.processes.Worker`): a value of the program's fails its test; one of the tests' own ends the run with an
+``unserializable`` record (a None reward), never a wrong answer.
 """
 
 import builtins
@@ -96,7 +98,7 @@ def encode(value, peer=None, depth=0, path=None):
             an object that is not a value.
     """
     if depth > _MAX_DEPTH:
-        raise Unserializable("a %s nested deeper than %d levels" % (_type_name(value), _MAX_DEPTH))
+        raise Unserializable("a %s nested deeper than %d levels" % (_type_name(value), _MAX_DEPTH), "depth")
     t = _type(value)
     if t is Remote:  # before anything that would read an attribute of it (a request to the other side)
         return as_reference(value, peer)
@@ -203,7 +205,7 @@ def _enter(container, path):
     if path is None:
         path = set()
     if id(container) in path:
-        raise Unserializable("a %s that contains itself" % _type_name(container))
+        raise Unserializable("a %s that contains itself" % _type_name(container), "cycle")
     path.add(id(container))
     return path
 

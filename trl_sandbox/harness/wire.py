@@ -40,7 +40,8 @@ def _dumps(obj):
     data = json.dumps(obj).encode()
     if len(data) > _MAX_MESSAGE:
         if "q" in obj:
-            raise Unserializable("a message of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20))
+            raise Unserializable("a message of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20),
+                                 "size")
         data = json.dumps({"u": "a value of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20)})
         data = data.encode()
     return data
