@@ -439,7 +439,6 @@ class Scorer:
 
     async def _run_harness(self, request: dict, timing: _Timing | None = None, budget_s: float | None = None
                            ) -> ExecResult:
-        payload = json.dumps(request).encode()
         timing = timing if timing is not None else _Timing()
         wait_s = self.deadline_s(1)
         queued = time.monotonic()
@@ -450,6 +449,9 @@ class Scorer:
             argv = [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
             budget_s = budget_s if budget_s is not None else self.budget_s()
             timeout_s = budget_s + (self.compile_timeout_s if request.get("build") else 0.0)
+            # The judge gets the command's time limit too: on a remote sandbox it ends the program's processes
+            # before the service kills the command (which would leave them running), see harness/server.py.
+            payload = json.dumps({**request, "budget_s": timeout_s}).encode()
             try:
                 with anyio.fail_after(timeout_s + 30.0):
                     return await self.pool.backend.exec(sandbox, argv, stdin=payload, timeout_s=timeout_s)

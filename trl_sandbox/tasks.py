@@ -92,6 +92,18 @@ def _records(stdout: bytes) -> list[dict]:
     return records
 
 
+def _refused(records: list[dict]) -> None:
+    """Raise when the harness refused to start (its first record is ``{"infra": true, "error"}``: on a remote
+    sandbox the request file could not be removed, so no program ran; see ``harness/server.py``): the sandbox's
+    configuration is at fault, never the program.
+
+    Raises:
+        InfrastructureError: with the harness's own message (which user, which directory, what to change).
+    """
+    if records and records[0].get("infra") and not records[0].get("ready"):
+        raise InfrastructureError(str(records[0].get("error"))[:1000])
+
+
 _WARNED_NO_PREFIX: set[str] = set()
 
 
@@ -355,9 +367,10 @@ class Task:
 
         Raises:
             TaskFormatError: the reference or a test expression failed (the task is broken, not the model).
-            InfrastructureError: the harness did not run.
+            InfrastructureError: the harness did not run, or refused to (a first ``infra`` record).
         """
         records = _records(stdout)
+        _refused(records)
         if not any(r.get("ready") for r in records):
             raise InfrastructureError("the reference run produced no harness output")
         for record in records:
@@ -383,13 +396,15 @@ class Task:
         number of tests, never against a number the run reports.
 
         Raises:
-            InfrastructureError: the harness never started (no ``ready`` record), so nothing of the code ran, or
-                the judge could not start its own machinery (an ``infra`` record).
+            InfrastructureError: the harness never started (no ``ready`` record), so nothing of the code ran; it
+                refused to (a first ``infra`` record: the request stayed reachable); or the judge could not start its
+                own machinery (an ``infra`` record).
             TaskFormatError: the task's own machinery failed in the sandbox (its checker failed or timed out, pytest
                 is not importable there): ``invalid_task``, not the program's fault.
         """
         total = len(self.tests)
         records = _records(stdout)
+        _refused(records)
         if not records or not records[0].get("ready"):
             if timed_out:  # nothing of the program ran: the sandbox was too slow to start the judge
                 raise InfrastructureError("the judge did not start within the completion's time budget")
