@@ -400,3 +400,9 @@ def test_a_trainer_step_scores_its_rewards_on_e2b_sandboxes_and_leaves_none(serv
     assert trainer.scorer.status_counts["completions"] == 4
     assert service.alive == []  # train() returned: the pool's sandboxes are gone
     assert sorted(service.deleted[-2:]) == sorted(service.created[-2:])
+
+
+def test_closing_leaves_no_pacing_lock_file(service, monkeypatch, tmp_path):
+    from test_daytona import check_no_pacing_lock_file_is_left
+
+    check_no_pacing_lock_file_is_left(config, monkeypatch, tmp_path)

@@ -409,3 +409,9 @@ def test_a_trainer_step_scores_its_rewards_on_hf_sandboxes_and_leaves_none(servi
     assert trainer.scorer.status_counts["completions"] == 4
     assert service.running == [] and service.alive == []  # train() returned: the pool's sandboxes are gone
     assert sorted(service.deleted) == sorted(service.created)
+
+
+def test_closing_leaves_no_pacing_lock_file(service, monkeypatch, tmp_path):
+    from test_daytona import check_no_pacing_lock_file_is_left
+
+    check_no_pacing_lock_file_is_left(config, monkeypatch, tmp_path)

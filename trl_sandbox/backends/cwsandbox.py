@@ -174,6 +174,10 @@ class CWSandboxBackend(Backend):
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
+    async def aclose(self) -> None:
+        """Remove the creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`)."""
+        await self._pacer.aclose()
+
     def describe(self) -> str:
         """One line for logs: endpoint, image, network policy and lifetime backstop."""
         network = "egress denied" if self.deny_egress else "egress allowed"

@@ -207,11 +207,13 @@ class DaytonaBackend(Backend):
                 raise ConfigurationError(f"{_KEY_HINT} ({exc})") from None
 
     async def aclose(self) -> None:
-        """Close the SDK client (its HTTP session) if this backend built it."""
+        """Close the SDK client (its HTTP session) if this backend built it, and remove the creation pacer's lock
+        file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`)."""
         client, self.client = self.client, None
         if client is not None and self._own_client:
             with anyio.CancelScope(shield=True):
                 await client.close()
+        await self._pacer.aclose()
 
     def describe(self) -> str:
         """One line for logs: the API URL, the network policy and the backstop."""

@@ -179,6 +179,11 @@ class E2BBackend(Backend):
             opts["domain"] = self.domain
         return opts
 
+    async def aclose(self) -> None:
+        """Remove the creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`); the SDK
+        keeps no client to close."""
+        await self._pacer.aclose()
+
     def describe(self) -> str:
         """One line for logs: the domain, the template, the network policy and the backstop."""
         domain = self.domain or os.environ.get("E2B_DOMAIN") or "e2b.app"

@@ -217,11 +217,13 @@ class HFBackend(Backend):
             self.namespace = info["name"]
 
     async def aclose(self) -> None:
-        """Close the ``SandboxPool`` (``mode="pool"``: cancels the host jobs this process started)."""
+        """Close the ``SandboxPool`` (``mode="pool"``: cancels the host jobs this process started) and remove the
+        creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`)."""
         pool, self._pool = self._pool, None
         if pool is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.request_timeout_s):
                 await self._thread(pool.close)
+        await self._pacer.aclose()
 
     def describe(self) -> str:
         """One line for logs: the endpoint, the mode, the image and the backstop."""
