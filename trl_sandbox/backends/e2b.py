@@ -78,9 +78,9 @@ def command_line(argv: Sequence[str], workdir: str, limit_s: int, stdin_path: st
     limit_s``, its stdin the file ``stdin_path`` (removed after, in case the harness did not get to it).
 
     The file is opened by a shell that then replaces itself with ``argv`` (``timeout ... /bin/sh -c 'exec ARGV <
-    FILE'``), never by ``timeout`` itself: ``timeout`` stays alive, as the command's user and dumpable, for the whole run, so a
-    descriptor of it on the request would let the program read the file through ``/proc/<pid>/fd/0`` after the
-    harness removed its name. The harness's own descriptor is closed to the program (it is not dumpable).
+    FILE'``), never by ``timeout`` itself: ``timeout`` stays alive, as the command's user and dumpable, for the whole
+    run, so a descriptor of it on the request would let the program read the file through ``/proc/<pid>/fd/0`` after
+    the harness removed its name. The harness's own descriptor is closed to the program (it is not dumpable).
     """
     command = shlex.join(list(argv))
     if stdin_path is None:

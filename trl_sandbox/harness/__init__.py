@@ -52,12 +52,12 @@ the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_byte
 harness.pyz`` stops the program's requests a moment before it, to end the program's processes itself).
 
 Records: ``{"infra": true, "error"}`` alone when the harness refused to run anything (the request could still be
-read by the program: see below); else ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" | "unsupported", "error"}`` or one
-``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable`` or ``invalid`` when it failed so),
-``{"crash": reason}`` when the worker died, then ``{"done": n}``, then (``python harness.pyz`` only) ``{"output":
-text, "truncated"}``: the first 64 KiB the worker printed. The worker's stdout and stderr are a pipe the judge reads,
-never the process's own: remote backends merge a command's stdout and stderr, and nothing the code prints may reach
-the result channel.
+read by the program: see below); else ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" |
+"unsupported", "error"}`` or one ``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable``
+or ``invalid`` when it failed so), ``{"crash": reason}`` when the worker died, then ``{"done": n}``, then (``python
+harness.pyz`` only) ``{"output": text, "truncated"}``: the first 64 KiB the worker printed. The worker's stdout and
+stderr are a pipe the judge reads, never the process's own: remote backends merge a command's stdout and stderr, and
+nothing the code prints may reach the result channel.
 
 Remote sandboxes: where their exec API has no stdin, the backend uploads the request as a file named
 ``.trl-sandbox-stdin-*`` and redirects it; the judge unlinks it and checks that no name is left before it forks

@@ -4,9 +4,9 @@ Host side only: this module is not in the archive. The archive holds the package
 module of this directory but this one and ``_archive_main.py``), the seccomp filter builder the worker installs when
 the backend asks it to forbid process creation (``trl_sandbox/backends/_seccomp.py`` as ``trl_sandbox_seccomp.py``),
 the code the judge ends every process of the program with (``trl_sandbox/backends/_reaper.py`` as
-``trl_sandbox_reaper.py``, shared with the local backend's launcher), and ``_archive_main.py`` as its ``__main__.py``, which loads the package from the archive and runs
-:func:`trl_sandbox_harness.__main__.main`. Python (>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path``
-and runs its ``__main__.py``.
+``trl_sandbox_reaper.py``, shared with the local backend's launcher), and ``_archive_main.py`` as its
+``__main__.py``, which loads the package from the archive and runs :func:`trl_sandbox_harness.__main__.main`. Python
+(>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path`` and runs its ``__main__.py``.
 
 The bytes are a function of the sources alone (entries sorted by name, stored uncompressed so that a Python built
 without ``zlib`` reads them, a fixed timestamp and fixed permissions): the same source gives the same archive, and
