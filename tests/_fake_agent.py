@@ -9,7 +9,8 @@ directory, and the next command finds there what the last one left. The agent gi
 
 - it is PID 1 of its local execution's PID namespace; orphans are re-parented to it and reaped (so they live on
   until the fake sandbox is deleted, as on the service), and a signal sent from inside the namespace never reaches it
-  (PID 1 without a handler), as a program cannot kill the service's root-owned daemon;
+  (PID 1 without a handler), as a program cannot kill the service's root-owned daemon; it is not dumpable, so a
+  command cannot open its pipes through ``/proc`` either;
 - its working directory (``work``: the service's ``/tmp/trl-sandbox``) is its own, writable by the command's user,
   and lives as long as the fake sandbox; in read-only mode (``ro``) it is made unwritable (mode 0555) after every
   upload, as a directory owned by another user would be: the harness cannot remove a request file there;
@@ -26,7 +27,9 @@ answer ``{"id", "error"}``. Standard library only: it runs with the sandbox's in
 """
 
 SOURCE = r'''
-import base64, json, os, select, signal, sys, threading, time
+import base64, ctypes, json, os, select, signal, sys, threading, time
+
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: its pipes and memory closed to the commands (same uid)
 
 BASE = os.getcwd()
 WORK, HOME, TMP = (os.path.join(BASE, name) for name in ("work", "home", "tmp"))

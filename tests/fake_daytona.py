@@ -170,6 +170,7 @@ class FakeDaytona(FakeService):
         command = self._local_path(record, body["command"])
         if command.startswith("python3 "):
             command = shlex.join(local.python) + command[len("python3"):]
+        command = command.replace(" python3 ", f" {shlex.join(local.python)} ")  # sh -c 'exec python3 ...'
         if body.get("cwd"):
             command = f"cd {shlex.quote(self._local_path(record, body['cwd']))} && {command}"
         timeout = float(body.get("timeout") or 60)

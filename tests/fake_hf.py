@@ -269,8 +269,10 @@ class FakeHF(FakeService):
                    prefix: str) -> web.StreamResponse:
         """Run ``command`` through the sandbox's agent (its process group killed at the body's ``timeout``, as the
         server does) and stream its events as the server does."""
+        python = shlex.join(record["local"].python)
         if command.startswith("python3 "):
-            command = shlex.join(record["local"].python) + command[len("python3"):]
+            command = python + command[len("python3"):]
+        command = command.replace(" python3 ", f" {python} ")  # sh -c 'exec python3 ...'
         timeout = float(body.get("timeout") or 3600)
         stdin = (body.get("stdin") or "").encode()
         result = await record["agent"].run(f"{prefix}{command}", stdin=stdin, timeout_s=timeout)

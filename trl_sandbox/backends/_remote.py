@@ -1,5 +1,6 @@
-"""What the remote backends (``daytona``, ``cwsandbox``) share: pacing of creations, the retry loop of API calls,
-and how a session process ends (:class:`StreamProcess`). Each backend only says which errors are worth retrying (its
+"""What the remote backends (``daytona``, ``e2b``, ``hf``, ``cwsandbox``) share: pacing of creations, the retry loop
+of API calls, the command that feeds a request file to the harness (:func:`redirected`), and how a session process
+ends (:class:`StreamProcess`). Each backend only says which errors are worth retrying (its
 SDK's classes and codes differ) and how its API streams a process's output."""
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ import abc
 import fcntl
 import hashlib
 import os
+import shlex
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +25,22 @@ T = TypeVar("T")
 
 #: What a classifier returns for an error retried after the exponential backoff (0.5 s doubling, at most 8 s).
 BACKOFF = -1.0
+
+
+def redirected(argv: Sequence[str], stdin_path: str, prefix: str = "") -> str:
+    """The shell command that runs ``argv`` (after ``prefix``, e.g. coreutils ``timeout -k 2 10 ``) with the file
+    ``stdin_path`` as its stdin, then removes the file (in case the harness did not get to it) and exits with
+    ``argv``'s status. For the remote backends whose exec API has no stdin (the request is uploaded as that file).
+
+    The file is opened by a shell that replaces itself with ``argv`` (``PREFIX /bin/sh -c 'exec ARGV < FILE'``): a
+    shell that ran ``ARGV < FILE`` itself would hold the file open in its own process for the whole run (dash
+    redirects before it forks, and restores after), and so would ``timeout`` given it as stdin; such a process runs as
+    the command's user and is dumpable, so the program could read the request through ``/proc/<pid>/fd/0`` after the
+    harness removed its name. The harness's own descriptor is closed to the program (it is not dumpable).
+    """
+    path = shlex.quote(stdin_path)
+    inner = shlex.quote(f"exec {shlex.join(list(argv))} < {path}")
+    return f"{prefix}/bin/sh -c {inner}; status=$?; rm -f {path} 2>/dev/null; exit $status"
 
 
 class Pacer:

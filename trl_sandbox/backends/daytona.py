@@ -40,7 +40,7 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
-from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
+from ._remote import BACKOFF, Pacer, StreamProcess, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -313,8 +313,7 @@ class DaytonaBackend(Backend):
             if stdin:  # uploaded again on a retry: the harness of a failed attempt may have unlinked it
                 path = f"{self.workdir}/{REQUEST_DIR}/{STDIN_PREFIX}{uuid.uuid4().hex}"
                 await sandbox.data.fs.upload_files([self.sdk.FileUpload(bytes(stdin), path)])
-                command = (f"{command} < {shlex.quote(path)}; status=$?; rm -f {shlex.quote(path)} 2>/dev/null; "
-                           "exit $status")
+                command = redirected(argv, path)
             try:
                 response = await sandbox.data.process.exec(command, cwd=self.workdir, timeout=server_timeout)
             except self.sdk.DaytonaTimeoutError as exc:

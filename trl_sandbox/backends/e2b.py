@@ -50,7 +50,7 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
-from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
+from ._remote import BACKOFF, Pacer, StreamProcess, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -75,20 +75,12 @@ def _sdk() -> Any:
 
 def command_line(argv: Sequence[str], workdir: str, limit_s: int, stdin_path: str | None) -> str:
     """The shell command :meth:`E2BBackend.exec` runs: ``argv`` in ``workdir`` under coreutils ``timeout -k 2
-    limit_s``, its stdin the file ``stdin_path`` (removed after, in case the harness did not get to it).
-
-    The file is opened by a shell that then replaces itself with ``argv`` (``timeout ... /bin/sh -c 'exec ARGV <
-    FILE'``), never by ``timeout`` itself: ``timeout`` stays alive, as the command's user and dumpable, for the whole
-    run, so a descriptor of it on the request would let the program read the file through ``/proc/<pid>/fd/0`` after
-    the harness removed its name. The harness's own descriptor is closed to the program (it is not dumpable).
-    """
-    command = shlex.join(list(argv))
+    limit_s``, its stdin the file ``stdin_path`` if any (see :func:`~trl_sandbox.backends._remote.redirected`: never
+    a descriptor of ``timeout`` or of a shell on it)."""
+    timeout = f"timeout -k {_KILL_AFTER_S} {limit_s} "
     if stdin_path is None:
-        return f"cd {shlex.quote(workdir)} && timeout -k {_KILL_AFTER_S} {limit_s} {command}"
-    path = shlex.quote(stdin_path)
-    inner = shlex.quote(f"exec {command} < {path}")
-    return (f"cd {shlex.quote(workdir)} && timeout -k {_KILL_AFTER_S} {limit_s} /bin/sh -c {inner}; status=$?; "
-            f"rm -f {path} 2>/dev/null; exit $status")
+        return f"cd {shlex.quote(workdir)} && {timeout}{shlex.join(list(argv))}"
+    return f"cd {shlex.quote(workdir)} && {redirected(argv, stdin_path, timeout)}"
 
 
 class E2BBackend(Backend):

@@ -48,7 +48,7 @@ import anyio.to_thread
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
-from ._remote import BACKOFF, Pacer, describe, retrying
+from ._remote import BACKOFF, Pacer, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -376,8 +376,7 @@ class HFBackend(Backend):
             elif stdin:  # other bytes: a file the harness removes (written again on a retry: the last try removed it)
                 path = f"{sandbox.workdir}/{REQUEST_DIR}/{STDIN_PREFIX}{uuid.uuid4().hex}"
                 self._write(remote, path, bytes(stdin))
-                command = (f"{command} < {shlex.quote(path)}; status=$?; rm -f {shlex.quote(path)} 2>/dev/null; "
-                           "exit $status")
+                command = redirected(argv, path)
             out, err = bytearray(), bytearray()
             cut = [False]
 
