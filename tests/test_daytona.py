@@ -36,6 +36,12 @@ from trl_sandbox.pool import default_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_daytona import FakeDaytona  # noqa: E402
+from _remote_attacks import (  # noqa: E402
+    check_a_daemon_dies_with_its_completion,
+    check_an_unremovable_request_runs_nothing,
+    check_the_program_never_sees_the_services_environment,
+    check_the_request_cannot_be_stolen,
+)
 
 HE = {r["task_id"]: r for r in load_tasks("humaneval")}
 REPO = Path(__file__).resolve().parent.parent
@@ -56,6 +62,7 @@ def service(fake, monkeypatch):
     fake.rate_limit_creates = fake.fail_execs = 0
     fake.fail_creates_after = None
     fake.create_delay_s = fake.latency_s = 0.0
+    fake.read_only_workdir = False
     monkeypatch.setenv("DAYTONA_API_KEY", "test-key")
     monkeypatch.setenv("DAYTONA_API_URL", fake.url)
     monkeypatch.setenv("DAYTONA_TARGET", "us")
@@ -494,3 +501,22 @@ def test_sigterm_mid_rollout_deletes_the_session_sandboxes(service):
         proc.kill()
     assert proc.returncode == -signal.SIGTERM, proc.stderr.read()
     assert service.alive == [] and service.interactive == {}
+
+
+# -- what the harness holds on a remote sandbox: the request, the processes, the environment (see _remote_attacks.py)
+
+
+def test_a_program_cannot_read_the_request(service):
+    check_the_request_cannot_be_stolen(config)
+
+
+def test_a_request_file_the_harness_cannot_remove_runs_nothing(service):
+    check_an_unremovable_request_runs_nothing(config, service)
+
+
+def test_a_daemon_dies_with_its_completion_and_never_reads_the_next_request(service):
+    check_a_daemon_dies_with_its_completion(config)
+
+
+def test_the_program_never_sees_the_services_environment(service):
+    check_the_program_never_sees_the_services_environment(config)
