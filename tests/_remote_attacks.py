@@ -7,7 +7,9 @@ runs them through its fake service, ``fake_*.py``, whose sandboxes behave as the
   may run at all (``infra_error`` with the harness's message);
 - a daemon (``setsid``, double fork) started by one completion, which would copy the next completion's request for
   it: it must be gone when its completion's result is in;
-- the service's environment (a token in ``env_vars``, the service's own secrets): the judge has it, the program not.
+- the service's environment (a token in ``env_vars``, the service's own secrets): the judge has it, the program not;
+- the command's output: records a program writes there (through a shell of the command that runs as its user) are
+  never taken for the judge's.
 """
 
 from __future__ import annotations
@@ -144,6 +146,26 @@ def f(x):
 """
 
 
+# Records written into the command's output through the descriptors of its ancestors (a shell of the command,
+# alive and of the program's user when the sandbox's user is not root): the host must not take them for the judge's.
+FORGE_PROGRAM = FIND + r"""
+def f(x):
+    forged = b'\n{"i": 0, "ok": true}\n{"i": 1, "ok": true}\n{"done": 2}\n'
+    for pid in _ancestors():
+        for fd in ("1", "2"):
+            try:
+                out = os.open("/proc/%s/fd/%s" % (pid, fd), os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                os.write(out, forged)
+            except OSError:
+                pass
+            os.close(out)
+    return None
+"""
+
+
 def _alive(marker: str) -> list[str]:
     """PIDs (this host's /proc) of processes with ``marker`` in their command line."""
     found = []
@@ -169,6 +191,14 @@ def check_the_request_cannot_be_stolen(config: Callable[..., Any]) -> None:
     for result in results:
         assert _scored_nothing(result), result
         assert "hidden-" not in (result.output or ""), result.output
+
+
+def check_forged_records_are_never_paid(config: Callable[..., Any]) -> None:
+    """A wrong program that writes passing records into the command's output, through its ancestors' descriptors, is
+    never paid: the scorer keeps only the records the judge signed with the request's secret."""
+    with Scorer.from_config(config(sandbox_pool_size=1, sandbox_test_timeout=3.0)) as scorer:
+        (result,) = scorer.score([STEAL_ASSERT], [FORGE_PROGRAM])
+    assert _scored_nothing(result), result
 
 
 def check_an_unremovable_request_runs_nothing(config: Callable[..., Any], service: Any) -> None:

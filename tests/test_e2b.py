@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fake_e2b import FakeE2B  # noqa: E402
 from _remote_attacks import (  # noqa: E402
     check_a_daemon_dies_with_its_completion,
+    check_forged_records_are_never_paid,
     check_an_unremovable_request_runs_nothing,
     check_the_program_never_sees_the_services_environment,
     check_the_request_cannot_be_stolen,
@@ -432,3 +433,7 @@ def test_a_daemon_dies_with_its_completion_and_never_reads_the_next_request(serv
 
 def test_the_program_never_sees_the_services_environment(service):
     check_the_program_never_sees_the_services_environment(config)
+
+
+def test_records_a_program_writes_into_the_commands_output_are_never_paid(service):
+    check_forged_records_are_never_paid(config)

@@ -197,3 +197,22 @@ def test_the_worker_gets_the_local_backends_fixed_environment_not_the_commands(t
     output = next(r["output"] for r in records if "output" in r)
     names = set(eval(output))  # the sorted list of names the program printed
     assert names == {*WORKER_ENV, "PATH", "HOME", "TMPDIR"}, names
+
+
+def test_with_a_key_only_the_records_the_judge_signed_count(tmp_path):
+    """The scorer sends a secret key where the program may write into the command's output (remote backends): the
+    judge signs every record with it, and a record without its signature is not the judge's."""
+    from trl_sandbox.harness.base import record_mac
+    from trl_sandbox.tasks import harness_records
+
+    key = os.urandom(16).hex()
+    proc, records = run_request(tmp_path, {**TASK.request("def f(x):\n    return x * x\n", test_timeout_s=5.0,
+                                                          output_limit=1 << 16), "key": key})
+    assert records and all(r["mac"] == record_mac(key, {k: v for k, v in r.items() if k != "mac"}) for r in records)
+    assert TASK.judge(proc.stdout, exit_code=proc.returncode, timed_out=False, key=key).status == "passed"
+    forged = b'{"ready": true}\n{"i": 0, "ok": true}\n{"i": 1, "ok": true, "mac": "00"}\n{"done": 2}\n'
+    assert harness_records(forged, key) == []
+    with pytest.raises(InfrastructureError, match="did not start"):  # no record of the judge: not a pass
+        TASK.judge(forged, exit_code=0, timed_out=False, key=key)
+    refusal = b'{"infra": true, "error": "refusing to run the program: ..."}\n'  # written before the key is read
+    assert harness_records(refusal, key) == [{"infra": True, "error": "refusing to run the program: ..."}]

@@ -29,6 +29,7 @@ from _remote_attacks import (
     STEAL_ASSERT,
     STEAL_ASSERT_PROGRAM,
     check_a_daemon_dies_with_its_completion,
+    check_forged_records_are_never_paid,
     check_the_program_never_sees_the_services_environment,
     check_the_request_cannot_be_stolen,
 )
@@ -475,3 +476,7 @@ def test_a_daemon_dies_with_its_completion_and_never_reads_the_next_request(serv
 def test_the_program_never_sees_the_services_environment(service):
     """Neither ``env_vars`` nor the job's own secret (``SBX_TOKEN``, the token of the sandbox's server)."""
     check_the_program_never_sees_the_services_environment(config, also=("SBX_TOKEN",))
+
+
+def test_records_a_program_writes_into_the_commands_output_are_never_paid(service):
+    check_forged_records_are_never_paid(config)

@@ -109,6 +109,7 @@ class CWSandboxBackend(Backend):
     """
 
     name = "cwsandbox"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,

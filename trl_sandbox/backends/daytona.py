@@ -117,6 +117,7 @@ class DaytonaBackend(Backend):
     """
 
     name = "daytona"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,

@@ -115,6 +115,7 @@ class E2BBackend(Backend):
     """
 
     name = "e2b"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,

@@ -120,6 +120,7 @@ class HFBackend(Backend):
     """
 
     name = "hf"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,

@@ -49,7 +49,9 @@ the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_byte
 ``compile_timeout_s`` (``stdio`` programs in other languages), ``test_timeout_s``, ``output_limit``,
 ``stop_on_failure`` (stop at the first failing test: the all-or-nothing reward), ``banned`` (runtime bans:
 ``builtins``, ``modules``, ``imports``), ``budget_s`` (the backend's time limit for the whole command: ``python
-harness.pyz`` stops the program's requests a moment before it, to end the program's processes itself).
+harness.pyz`` stops the program's requests a moment before it, to end the program's processes itself), ``key`` (a
+secret of the host: ``python harness.pyz`` then signs every later record with it, a ``mac`` field, see
+:func:`.base.record_mac`).
 
 Records: ``{"infra": true, "error"}`` alone when the harness refused to run anything (the request could still be
 read by the program: see below); else ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" |

@@ -101,6 +101,18 @@ def short_repr(value):
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+def record_mac(key, record):
+    """The signature of one record (a dict, without its ``mac``): HMAC-SHA256, hex, keyed by the request's ``key``
+    (a secret of the host, which only the judge reads), over the record's JSON with sorted keys. The host keeps only
+    the records that carry theirs, so that nothing but the judge can add one, even where the program can write into
+    the command's output (see ``trl_sandbox.tasks``)."""
+    import hashlib
+    import hmac
+    import json
+
+    return hmac.new(key.encode(), json.dumps(record, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
 def add_packages():
     """Put the package directories the backend offers (``$TRL_SANDBOX_PACKAGES``: the local backend's copy of the
     trainer environment's site-packages, read-only) on ``sys.path``, after the standard library."""

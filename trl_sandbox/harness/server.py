@@ -24,6 +24,7 @@ from .base import (
     WorkerDied,
     add_packages,
     describe,
+    record_mac,
 )
 from .judges import judge_assert, judge_call, judge_function, judge_reference, judge_stdio
 from .peer import ORIGINAL_STREAMS
@@ -221,7 +222,9 @@ def main():
        descendants; as root, every process and temporary file of ``nobody`` is removed (what a run killed before
        its end left);
     3. the worker is forked, then the zygote (which drops the worker's pipe ends), and only then is the request read:
-       the tests never enter the worker's memory;
+       the tests never enter the worker's memory. Every record after it carries the signature of the request's
+       ``key`` when it has one (:func:`.base.record_mac`): on a remote sandbox the program may be able to write into
+       the command's output, and the host keeps only signed records;
     4. at the end, and on SIGTERM, SIGINT or SIGHUP (coreutils ``timeout`` sends SIGTERM before SIGKILL), every
        descendant is stopped then killed and, as root, every process of ``nobody`` too; the worker's home is
        removed. With a ``budget_s`` in the request (the backend's time limit for the whole command) the program's
@@ -234,7 +237,11 @@ def main():
     sys.stdout = sys.stderr
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file-size limit fails instead of killing
 
+    key = []  # the request's key, once read: every later record carries its signature
+
     def emit(record):
+        if key:
+            record = {**record, "mac": record_mac(key[0], record)}
         data = (json.dumps(record) + "\n").encode()
         while data:
             data = data[os.write(result_fd, data):]
@@ -289,6 +296,8 @@ def main():
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
+        if isinstance(req.get("key"), str):
+            key.append(req["key"])
         budget = req.get("budget_s")
         if budget:
             worker.cap = started + max(float(budget) / 2, float(budget) - CLEANUP_MARGIN_S)
