@@ -35,14 +35,14 @@ from trl_sandbox.lifecycle import CREATED_FORMAT, orphan_reason, parse_age  # no
 from trl_sandbox.pool import default_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_daytona import FakeDaytona  # noqa: E402
 from _remote_attacks import (  # noqa: E402
     check_a_daemon_dies_with_its_completion,
-    check_forged_records_are_never_paid,
     check_an_unremovable_request_runs_nothing,
+    check_forged_records_are_never_paid,
     check_the_program_never_sees_the_services_environment,
     check_the_request_cannot_be_stolen,
 )
+from fake_daytona import FakeDaytona  # noqa: E402
 
 HE = {r["task_id"]: r for r in load_tasks("humaneval")}
 REPO = Path(__file__).resolve().parent.parent

@@ -22,14 +22,14 @@ from trl_sandbox.backends.e2b import E2BBackend  # noqa: E402
 from trl_sandbox.errors import SandboxCreationError  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_e2b import FakeE2B  # noqa: E402
 from _remote_attacks import (  # noqa: E402
     check_a_daemon_dies_with_its_completion,
-    check_forged_records_are_never_paid,
     check_an_unremovable_request_runs_nothing,
+    check_forged_records_are_never_paid,
     check_the_program_never_sees_the_services_environment,
     check_the_request_cannot_be_stolen,
 )
+from fake_e2b import FakeE2B  # noqa: E402
 from test_hostile import host  # noqa: E402,F401 - a fixture
 
 HE = {r["task_id"]: r for r in load_tasks("humaneval")}
