@@ -5,7 +5,10 @@ It serves the routes ``AsyncDaytona`` uses for sandboxes (create, get, list, del
 delete, ``exec`` with ``runAsync``, the command's state, its log as a websocket, its ``input``) on 127.0.0.1, in a
 thread with its own event loop. Its JSON answers are built with the SDK's own generated models (``daytona_api_client_async.models``), so the client
 parses them as it parses the real service's. Commands run in sandboxes of the *local* backend, one per fake
-sandbox: the remote working directory maps to the local sandbox's files, ``python3`` to its interpreter.
+sandbox, through its agent (``_fake_agent.py``: a working directory of the command's user, processes that outlive
+their command, the sandbox's ``env`` in every command's environment, as Daytona's daemon gives): the remote working
+directory maps to the agent's, ``python3`` to the local sandbox's interpreter. ``read_only_workdir`` (see
+``_fake_service.py``) makes it unwritable to the commands.
 
 Every request is recorded (``requests``: method, path, JSON body); knobs simulate the service's failures:
 ``rate_limit_creates`` (that many 429 answers with ``Retry-After: 0`` first), ``fail_creates_after`` (creations beyond
@@ -112,9 +115,9 @@ class FakeDaytona(FakeService):
         if self.fail_creates_after is not None and len(self.created) >= self.fail_creates_after:
             return self._error(403, "Total CPU limit exceeded: quota reached")
         sandbox_id = uuid.uuid4().hex
-        local = await self._local.create({"fake-daytona": sandbox_id})
+        record = await self._new_local({"fake-daytona": sandbox_id}, body.get("env"))
         dto = self._dto(sandbox_id, body)
-        self.sandboxes[sandbox_id] = {"dto": dto, "local": local}
+        self.sandboxes[sandbox_id] = {**record, "dto": dto}
         self.created.append(sandbox_id)
         if self.create_delay_s:
             await asyncio.sleep(self.create_delay_s)
@@ -144,14 +147,14 @@ class FakeDaytona(FakeService):
             return self._error(404, "Sandbox not found")
         for session_id in [k for k, v in self.sessions.items() if v["sandbox"] == sandbox_id]:
             await self._end_session(session_id)
-        await self._local.delete(record["local"])
+        await self._delete_local(record)
         self.deleted.append(sandbox_id)
         return web.json_response({**record["dto"], "state": "destroyed"})
 
     # -- toolbox -----------------------------------------------------------------------------------------------------
 
     def _local_path(self, record: dict, remote: str) -> str:
-        return remote.replace(REMOTE_WORKDIR, record["local"].workdir)
+        return record["agent"].local_path(remote, REMOTE_WORKDIR)
 
     async def execute(self, request: web.Request) -> web.Response:
         sandbox_id = request.match_info["id"]
@@ -167,8 +170,11 @@ class FakeDaytona(FakeService):
         command = self._local_path(record, body["command"])
         if command.startswith("python3 "):
             command = shlex.join(local.python) + command[len("python3"):]
+        command = command.replace(" python3 ", f" {shlex.join(local.python)} ")  # sh -c 'exec python3 ...'
+        if body.get("cwd"):
+            command = f"cd {shlex.quote(self._local_path(record, body['cwd']))} && {command}"
         timeout = float(body.get("timeout") or 60)
-        result = await self._local.exec(local, ["/bin/sh", "-c", command], timeout_s=timeout)
+        result = await record["agent"].run(command, timeout_s=timeout)
         if result.timed_out:
             return self._error(408, "command execution timeout")
         return web.json_response({"exitCode": result.exit_code, "result": (result.stdout + result.stderr).decode()})
@@ -194,12 +200,11 @@ class FakeDaytona(FakeService):
         self.requests.append(("POST", "/toolbox/files/bulk-upload", sorted(files)))
         if record is None:
             return self._error(404, "Sandbox not found")
-        local_files = {}
-        for remote, data in files.items():
+        for remote in files:
             if not remote.startswith(REMOTE_WORKDIR + "/"):
                 return self._error(400, f"this fake only writes under {REMOTE_WORKDIR}: {remote}")
-            local_files[remote[len(REMOTE_WORKDIR) + 1:]] = data
-        await self._local.write_files(record["local"], local_files)
+        for remote, data in files.items():
+            await record["agent"].write(remote[len(REMOTE_WORKDIR) + 1:], data)
         return web.json_response([])
 
     # -- sessions of the process API (interactive commands) -------------------------------------------------------------
@@ -230,7 +235,7 @@ class FakeDaytona(FakeService):
             return self._error(400, "this fake runs session commands with runAsync only")
         record = self.sandboxes[session["sandbox"]]
         command = self._local_path(record, body["command"]).replace(" python3 ", f" {shlex.join(record['local'].python)} ")
-        process = await self._local.open_process(record["local"], ["/bin/sh", "-c", command], timeout_s=3600)
+        process = await record["agent"].spawn(command)
         command_id = uuid.uuid4().hex
         entry = {"command": body["command"], "process": process, "log": bytearray(), "exit_code": None,
                  "echo": not body.get("suppressInputEcho"), "changed": asyncio.Event()}

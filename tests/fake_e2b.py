@@ -13,8 +13,10 @@ Written from the SDK's own client code (``e2b/api/client/api/sandboxes``, ``e2b/
   Messages are built and parsed with the SDK's own protobuf classes (``e2b.envd.process.process_pb``).
 
 The SDK must speak HTTP/1.1 to it (``E2B_HTTP_VERSION=1.1``: the default, HTTP/2, needs TLS or prior knowledge).
-Commands run in sandboxes of the *local* backend, one per fake sandbox: the remote working directory maps to the
-local sandbox's files, ``python3`` to its interpreter.
+Commands run in sandboxes of the *local* backend, one per fake sandbox, through its agent (``_fake_agent.py``: a
+working directory of the command's user, processes that outlive their command, the sandbox's ``envVars`` in every
+command's environment, as envd gives): the remote working directory maps to the agent's, ``python3`` to the local
+sandbox's interpreter. ``read_only_workdir`` (see ``_fake_service.py``) makes it unwritable to the commands.
 
 Knobs simulate the service's failures: ``rate_limit_creates`` (that many 429 answers first: E2B's concurrency cap),
 ``max_running`` (creations past that many live sandboxes answer 429, as the free tier's 20), ``fail_creates_after``
@@ -123,8 +125,8 @@ class FakeE2B(FakeService):
         if self.fail_creates_after is not None and len(self.created) >= self.fail_creates_after:
             return self._error(403, "Team quota exceeded: out of credits")
         sandbox_id = "i" + uuid.uuid4().hex[:19]
-        local = await self._local.create({"fake-e2b": sandbox_id})
-        self.sandboxes[sandbox_id] = {"local": local, "body": body, "startedAt": "2026-11-25T00:00:00Z"}
+        record = await self._new_local({"fake-e2b": sandbox_id}, body.get("envVars"))
+        self.sandboxes[sandbox_id] = {**record, "body": body, "startedAt": "2026-11-25T00:00:00Z"}
         self.created.append(sandbox_id)
         if self.create_delay_s:
             await asyncio.sleep(self.create_delay_s)
@@ -172,7 +174,7 @@ class FakeE2B(FakeService):
         for pid, entry in list(self.processes.items()):
             if entry["sandbox"] == sandbox_id:
                 await self._end_process(pid)
-        await self._local.delete(record["local"])
+        await self._delete_local(record)
         self.deleted.append(sandbox_id)
         return True
 
@@ -205,18 +207,18 @@ class FakeE2B(FakeService):
         if len(files) == 1 and "path" in request.query:  # one file: envd writes it to ``path``
             files = {request.query["path"]: next(iter(files.values()))}
         self.requests.append(("POST", "/files", sorted(files)))
-        local_files, infos = {}, []
-        for remote, data in files.items():
+        infos = []
+        for remote in files:
             if not remote.startswith(REMOTE_WORKDIR + "/"):
                 return web.json_response({"code": 400, "message": f"this fake writes under {REMOTE_WORKDIR} only"},
                                          status=400)
-            local_files[remote[len(REMOTE_WORKDIR) + 1:]] = data
+        for remote, data in files.items():
+            await record["agent"].write(remote[len(REMOTE_WORKDIR) + 1:], data)
             infos.append({"name": remote.rsplit("/", 1)[-1], "type": "file", "path": remote})
-        await self._local.write_files(record["local"], local_files)
         return web.json_response(infos)
 
     def _local_command(self, record: dict, command: str) -> str:
-        command = command.replace(REMOTE_WORKDIR, record["local"].workdir)
+        command = record["agent"].local_path(command, REMOTE_WORKDIR)
         return command.replace(" python3 ", f" {shlex.join(record['local'].python)} ")
 
     async def start_process(self, request: web.Request) -> web.StreamResponse:
@@ -242,8 +244,8 @@ class FakeE2B(FakeService):
         self._next_pid += 1
         pid = self._next_pid
         sandbox_id = request.headers["E2b-Sandbox-Id"]
-        local = record["local"]
-        argv = ["/bin/sh", "-c", self._local_command(record, command)]
+        agent = record["agent"]
+        local_command = self._local_command(record, command)
         entry: dict[str, Any] = {"sandbox": sandbox_id, "process": None}
         self.processes[pid] = entry
         error = None
@@ -257,7 +259,7 @@ class FakeE2B(FakeService):
             elif message.stdin:
                 # One task reads the process (never two readers of its pipes: ``_end_process`` stops that task
                 # before it kills the process); this handler forwards what it reads.
-                process = await self._local.open_process(local, argv, timeout_s=3600)
+                process = await agent.spawn(local_command)
                 queue: asyncio.Queue = asyncio.Queue()
                 entry.update(process=process, queue=queue, reader=asyncio.ensure_future(self._pump(process, queue)))
                 self.interactive[str(pid)] = process
@@ -273,7 +275,7 @@ class FakeE2B(FakeService):
                     exit_code=137 if value is None else value, exited=value is not None,
                     status="exit status" if value is not None else "signal: killed")))
             else:
-                task = asyncio.ensure_future(self._local.exec(local, argv, timeout_s=3600))
+                task = asyncio.ensure_future(agent.run(local_command))
                 entry["task"] = task
                 result = await task
                 if result.stdout:

@@ -17,8 +17,10 @@ serves on 127.0.0.1, in a thread with its own event loop:
 
 Both check the credentials the client sends: the bearer token, and on the sandbox server the ``X-Sandbox-Token``
 derived from it and the job's nonce label (``_derive_sandbox_token``). Commands run in sandboxes of the *local*
-backend, one per job: the remote working directory maps to the local sandbox's files, ``python3`` to its
-interpreter.
+backend, one per job (or pooled sandbox), through its agent (``_fake_agent.py``: a working directory of the
+command's user, processes that outlive their command, the job's environment and secrets, or a pooled sandbox's
+``env``, in every command's environment): the remote working directory maps to the agent's, ``python3`` to the local
+sandbox's interpreter. ``read_only_workdir`` (see ``_fake_service.py``) makes it unwritable to the commands.
 
 Every request is recorded (``requests``: method, path, JSON body or query); knobs simulate failures:
 ``rate_limit_creates`` (that many 429 answers, ``Retry-After: 0``), ``fail_creates`` (that many 500 answers),
@@ -149,14 +151,17 @@ class FakeHF(FakeService):
             return self._error(500, "Internal server error")
         job_id = uuid.uuid4().hex[:24]
         host = (spec.get("labels") or {}).get("hf-sandbox-mode") == "pool"
-        local = None if host else await self._local.create({"fake-hf": job_id})
-        self.jobs[job_id] = {"spec": spec, "stage": "RUNNING", "ns": request.match_info["ns"], "local": local,
+        record = None
+        if not host:  # the job's environment and secrets: every command of the server gets them
+            env = {**(spec.get("environment") or {}), **(spec.get("secrets") or {})}
+            record = await self._new_local({"fake-hf": job_id}, env)
+        self.jobs[job_id] = {"spec": spec, "stage": "RUNNING", "ns": request.match_info["ns"], "record": record,
                              "pooled": {} if host else None,
                              "nonce": (spec.get("labels") or {}).get("hf-sandbox-nonce"),
                              "ready_at": time.monotonic() + self.start_delay_s,
                              "created": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())}
         if not host:
-            self.sandboxes[job_id] = {"local": local}
+            self.sandboxes[job_id] = record
             self.created.append(job_id)
         return web.json_response(self._info(job_id))
 
@@ -188,7 +193,7 @@ class FakeHF(FakeService):
             for key in [job_id] + [f"{job_id}.{lid}" for lid in job["pooled"] or {}]:
                 record = self.sandboxes.pop(key, None)
                 if record is not None:
-                    await self._local.delete(record["local"])
+                    await self._delete_local(record)
                     self.deleted.append(key)
 
     async def cancel_job(self, request: web.Request) -> web.Response:
@@ -223,7 +228,7 @@ class FakeHF(FakeService):
         return web.json_response({"status": "ok", "protocol": 3, "version": "0.7.0"})
 
     def _local_path(self, job: dict, remote: str) -> str:
-        return remote.replace(REMOTE_WORKDIR, job["local"].workdir)
+        return job["record"]["agent"].local_path(remote, REMOTE_WORKDIR)
 
     async def write(self, request: web.Request) -> web.Response:
         job, answer = self._job(request)
@@ -234,17 +239,11 @@ class FakeHF(FakeService):
             return answer
         if not path.startswith(REMOTE_WORKDIR + "/"):
             return self._error(400, f"this fake only writes under {REMOTE_WORKDIR}: {path}")
-        local = Path(self._local_path(job, path))
-        local.parent.mkdir(parents=True, exist_ok=True)
-        offset = int(request.query.get("offset", 0))
-        if "offset" not in request.query:
-            local.write_bytes(data)
-        else:
-            with open(local, "r+b" if local.exists() else "w+b") as handle:
-                handle.seek(offset)
-                handle.write(data)
-                if "truncate_to" in request.query:
-                    handle.truncate(int(request.query["truncate_to"]))
+        truncate_to = request.query.get("truncate_to")
+        await job["record"]["agent"].write(
+            path[len(REMOTE_WORKDIR) + 1:], data,
+            offset=int(request.query["offset"]) if "offset" in request.query else None,
+            truncate_to=int(truncate_to) if truncate_to is not None else None)
         return web.json_response({"ok": True})
 
     async def execute(self, request: web.Request) -> web.StreamResponse:
@@ -261,20 +260,22 @@ class FakeHF(FakeService):
         if self.fail_execs > 0:
             self.fail_execs -= 1
             return self._error(503, "Service unavailable")
-        local = job["local"]
         command = body["cmd"] if isinstance(body["cmd"], str) else shlex.join(body["cmd"])
         command = self._local_path(job, command)
         cwd = self._local_path(job, body.get("cwd") or REMOTE_WORKDIR)
-        return await self._run(request, local, body, command, f"cd {shlex.quote(cwd)} && ")
+        return await self._run(request, job["record"], body, command, f"cd {shlex.quote(cwd)} && ")
 
-    async def _run(self, request: web.Request, local: Any, body: dict, command: str, prefix: str) -> web.StreamResponse:
-        """Run ``command`` in the local sandbox and stream its events as the server does."""
+    async def _run(self, request: web.Request, record: dict, body: dict, command: str,
+                   prefix: str) -> web.StreamResponse:
+        """Run ``command`` through the sandbox's agent (its process group killed at the body's ``timeout``, as the
+        server does) and stream its events as the server does."""
+        python = shlex.join(record["local"].python)
         if command.startswith("python3 "):
-            command = shlex.join(local.python) + command[len("python3"):]
+            command = python + command[len("python3"):]
+        command = command.replace(" python3 ", f" {python} ")  # sh -c 'exec python3 ...'
         timeout = float(body.get("timeout") or 3600)
         stdin = (body.get("stdin") or "").encode()
-        result = await self._local.exec(local, ["/bin/sh", "-c", f"{prefix}{command}"], stdin=stdin,
-                                        timeout_s=timeout)
+        result = await record["agent"].run(f"{prefix}{command}", stdin=stdin, timeout_s=timeout)
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
         for event, data in (("stdout", result.stdout), ("stderr", result.stderr)):
@@ -306,9 +307,9 @@ class FakeHF(FakeService):
         if len(job["pooled"]) >= capacity:
             return web.json_response({"sandboxes": [], "rejected": 1})
         lid, token = uuid.uuid4().hex[:12], uuid.uuid4().hex
-        local = await self._local.create({"fake-hf": f"{job_id}.{lid}"})
-        job["pooled"][lid] = {"token": token, "local": local}
-        self.sandboxes[f"{job_id}.{lid}"] = {"local": local}
+        record = await self._new_local({"fake-hf": f"{job_id}.{lid}"}, body.get("env"))
+        job["pooled"][lid] = {"token": token, "record": record}
+        self.sandboxes[f"{job_id}.{lid}"] = record
         self.created.append(f"{job_id}.{lid}")
         return web.json_response({"sandboxes": [{"id": lid, "token": token}], "rejected": 0})
 
@@ -335,7 +336,7 @@ class FakeHF(FakeService):
         job["pooled"].pop(lid)
         record = self.sandboxes.pop(key, None)
         if record is not None:
-            await self._local.delete(record["local"])
+            await self._delete_local(record)
             self.deleted.append(key)
         return web.json_response({"killed": True})
 
@@ -347,13 +348,10 @@ class FakeHF(FakeService):
         self.requests.append(("PUT", "/v1/sandboxes/files/write", dict(request.query)))
         if answer is not None:
             return answer
-        home = Path(job["pooled"][lid]["local"].workdir)
         relative = Path(request.query["path"].lstrip("/"))
         if ".." in relative.parts:
             return self._error(400, "path escapes the sandbox home")
-        target = home / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        await job["pooled"][lid]["record"]["agent"].write(str(relative), data)
         return web.json_response({"ok": True})
 
     async def pool_execute(self, request: web.Request) -> web.StreamResponse:
@@ -362,11 +360,11 @@ class FakeHF(FakeService):
         self.requests.append(("POST", "/v1/sandboxes/exec", body))
         if answer is not None:
             return answer
-        local = job["pooled"][lid]["local"]
+        record = job["pooled"][lid]["record"]
         command = body["cmd"] if isinstance(body["cmd"], str) else shlex.join(body["cmd"])
-        home = shlex.quote(local.workdir)
-        cwd = shlex.quote(body.get("cwd") or local.workdir)
-        return await self._run(request, local, body, command, f"export HOME={home}; cd {cwd} && ")
+        home = shlex.quote(record["agent"].work)
+        cwd = shlex.quote(body.get("cwd") or record["agent"].work)
+        return await self._run(request, record, body, command, f"export HOME={home}; cd {cwd} && ")
 
     @property
     def running(self) -> list[str]:

@@ -71,7 +71,8 @@ def test_no_module_imports_a_module_that_imports_it_back():
 
 
 def test_the_harness_needs_only_the_standard_library_and_itself():
-    allowed = set(sys.stdlib_module_names) | {"pytest", "trl_sandbox_seccomp", "trl_sandbox_harness", "__future__"}
+    archive = {"trl_sandbox_seccomp", "trl_sandbox_reaper", "trl_sandbox_harness"}  # its other members
+    allowed = set(sys.stdlib_module_names) | {"pytest", "__future__"} | archive
     for path in sorted((PACKAGE / "harness").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
@@ -101,7 +102,7 @@ def test_the_archive_is_built_from_the_sources_alone(tmp_path):
     names = zipfile.ZipFile(io.BytesIO(HARNESS_FILES[HARNESS_NAME])).namelist()
     sources = [p.name for p in (PACKAGE / "harness").glob("*.py") if p.name not in ("archive.py", "_archive_main.py")]
     package = [f"trl_sandbox_harness/{name}" for name in sources]
-    assert names == sorted(["__main__.py", "trl_sandbox_seccomp.py", *package])
+    assert names == sorted(["__main__.py", "trl_sandbox_reaper.py", "trl_sandbox_seccomp.py", *package])
 
 
 def test_the_archive_runs_as_one_file_with_an_isolated_interpreter(tmp_path):

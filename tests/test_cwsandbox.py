@@ -269,3 +269,9 @@ def test_code_environment_sessions_stream_through_the_api(service, caplog):
 
     check_remote_sessions(config, service, caplog)
     assert service.sessions_opened == 5
+
+
+def test_closing_leaves_no_pacing_lock_file(service, monkeypatch, tmp_path):
+    from test_daytona import check_no_pacing_lock_file_is_left
+
+    check_no_pacing_lock_file_is_left(config, monkeypatch, tmp_path)

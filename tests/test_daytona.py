@@ -35,6 +35,13 @@ from trl_sandbox.lifecycle import CREATED_FORMAT, orphan_reason, parse_age  # no
 from trl_sandbox.pool import default_labels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _remote_attacks import (  # noqa: E402
+    check_a_daemon_dies_with_its_completion,
+    check_an_unremovable_request_runs_nothing,
+    check_forged_records_are_never_paid,
+    check_the_program_never_sees_the_services_environment,
+    check_the_request_cannot_be_stolen,
+)
 from fake_daytona import FakeDaytona  # noqa: E402
 
 HE = {r["task_id"]: r for r in load_tasks("humaneval")}
@@ -56,6 +63,7 @@ def service(fake, monkeypatch):
     fake.rate_limit_creates = fake.fail_execs = 0
     fake.fail_creates_after = None
     fake.create_delay_s = fake.latency_s = 0.0
+    fake.read_only_workdir = False
     monkeypatch.setenv("DAYTONA_API_KEY", "test-key")
     monkeypatch.setenv("DAYTONA_API_URL", fake.url)
     monkeypatch.setenv("DAYTONA_TARGET", "us")
@@ -362,6 +370,71 @@ def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_pa
     assert len(service.created) >= 8 and service.alive == []
 
 
+def check_no_pacing_lock_file_is_left(make_config, monkeypatch, tmp_path):
+    """A scorer of a remote backend (``make_config(sandbox_pool_size=1)``) that created a sandbox and closed leaves
+    no creation-pacing lock file (see ``backends/_remote.Pacer``) in the lock directory."""
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    monkeypatch.setenv("TRL_SANDBOX_LOCK_DIR", str(locks))
+    with Scorer.from_config(make_config(sandbox_pool_size=1)) as scorer:
+        assert scorer.pool.stats.created == 1
+        assert [p.name for p in locks.iterdir()], "the pacer made no lock file: this check checks nothing"
+    assert [p.name for p in locks.iterdir()] == []
+
+
+def test_closing_leaves_no_pacing_lock_file(service, monkeypatch, tmp_path):
+    check_no_pacing_lock_file_is_left(config, monkeypatch, tmp_path)
+
+
+def test_a_pacing_lock_file_removed_while_a_process_waits_for_its_lock_is_made_again(tmp_path, monkeypatch):
+    """Another process removes the lock file (closing) while we wait for its lock: we must not pace on the removed
+    file (a third process would make a new one and take the same turn), but on the one at the path."""
+    import fcntl
+    import threading
+
+    from trl_sandbox.backends import _remote
+
+    pacer = _remote.Pacer(1000.0, key="race", lock_dir=tmp_path)
+    holder = os.open(pacer.path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    opened = threading.Event()
+    real_flock = fcntl.flock
+
+    def flock(fd, operation):  # called with the file already open: the waiter holds the old file from here on
+        opened.set()
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(_remote.fcntl, "flock", flock)
+    turns = []
+    waiter = threading.Thread(target=lambda: turns.append(pacer._reserve_shared()))
+    waiter.start()
+    assert opened.wait(10)
+    os.unlink(pacer.path)  # what a closing process does, under the lock
+    os.close(holder)
+    waiter.join(10)
+    assert turns and pacer.path.exists(), "the turn was written into the removed file"
+    assert float(pacer.path.read_text()) == pytest.approx(turns[0][0] + 0.001)
+
+
+def test_a_pacer_removes_its_lock_file_once_its_turn_is_past_never_another_processes_turn(tmp_path):
+    from trl_sandbox.backends._remote import Pacer
+
+    async def main():
+        pacer = Pacer(20.0, key="own", lock_dir=tmp_path)
+        await pacer.wait()
+        await pacer.wait()  # the file now holds a turn 1/20 s ahead: ours, waited for
+        await pacer.aclose()
+        assert not pacer.path.exists()
+        other = Pacer(20.0, key="other", lock_dir=tmp_path)
+        await other.wait()
+        other.path.write_text(repr(time.time() + 30))  # a turn another process reserved
+        await other.aclose()
+        assert other.path.exists()
+        other.path.unlink()
+
+    anyio.run(main)
+
+
 def test_retry_after_headers_decide_the_wait():
     from daytona import DaytonaRateLimitError
 
@@ -429,3 +502,26 @@ def test_sigterm_mid_rollout_deletes_the_session_sandboxes(service):
         proc.kill()
     assert proc.returncode == -signal.SIGTERM, proc.stderr.read()
     assert service.alive == [] and service.interactive == {}
+
+
+# -- what the harness holds on a remote sandbox: the request, the processes, the environment (see _remote_attacks.py)
+
+
+def test_a_program_cannot_read_the_request(service):
+    check_the_request_cannot_be_stolen(config)
+
+
+def test_a_request_file_the_harness_cannot_remove_runs_nothing(service):
+    check_an_unremovable_request_runs_nothing(config, service)
+
+
+def test_a_daemon_dies_with_its_completion_and_never_reads_the_next_request(service):
+    check_a_daemon_dies_with_its_completion(config)
+
+
+def test_the_program_never_sees_the_services_environment(service):
+    check_the_program_never_sees_the_services_environment(config)
+
+
+def test_records_a_program_writes_into_the_commands_output_are_never_paid(service):
+    check_forged_records_are_never_paid(config)

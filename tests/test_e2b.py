@@ -22,6 +22,13 @@ from trl_sandbox.backends.e2b import E2BBackend  # noqa: E402
 from trl_sandbox.errors import SandboxCreationError  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _remote_attacks import (  # noqa: E402
+    check_a_daemon_dies_with_its_completion,
+    check_an_unremovable_request_runs_nothing,
+    check_forged_records_are_never_paid,
+    check_the_program_never_sees_the_services_environment,
+    check_the_request_cannot_be_stolen,
+)
 from fake_e2b import FakeE2B  # noqa: E402
 from test_hostile import host  # noqa: E402,F401 - a fixture
 
@@ -49,6 +56,7 @@ def service(fake, monkeypatch):
     fake.fail_creates_after = fake.max_running = None
     fake.create_delay_s = fake.latency_s = 0.0
     fake.vanish_next_exec = False
+    fake.read_only_workdir = False
     for name, value in _sdk_env(fake.url).items():
         monkeypatch.setenv(name, value)
     yield fake
@@ -400,3 +408,32 @@ def test_a_trainer_step_scores_its_rewards_on_e2b_sandboxes_and_leaves_none(serv
     assert trainer.scorer.status_counts["completions"] == 4
     assert service.alive == []  # train() returned: the pool's sandboxes are gone
     assert sorted(service.deleted[-2:]) == sorted(service.created[-2:])
+
+
+def test_closing_leaves_no_pacing_lock_file(service, monkeypatch, tmp_path):
+    from test_daytona import check_no_pacing_lock_file_is_left
+
+    check_no_pacing_lock_file_is_left(config, monkeypatch, tmp_path)
+
+
+# -- what the harness holds on a remote sandbox: the request, the processes, the environment (see _remote_attacks.py)
+
+
+def test_a_program_cannot_read_the_request(service):
+    check_the_request_cannot_be_stolen(config)
+
+
+def test_a_request_file_the_harness_cannot_remove_runs_nothing(service):
+    check_an_unremovable_request_runs_nothing(config, service)
+
+
+def test_a_daemon_dies_with_its_completion_and_never_reads_the_next_request(service):
+    check_a_daemon_dies_with_its_completion(config)
+
+
+def test_the_program_never_sees_the_services_environment(service):
+    check_the_program_never_sees_the_services_environment(config)
+
+
+def test_records_a_program_writes_into_the_commands_output_are_never_paid(service):
+    check_forged_records_are_never_paid(config)

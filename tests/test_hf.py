@@ -19,11 +19,20 @@ import pytest
 
 pytest.importorskip("huggingface_hub._sandbox")
 
-from trl_sandbox import ConfigurationError, SandboxConfig, Scorer, Task, load_tasks
+from trl_sandbox import ConfigurationError, InfrastructureError, SandboxConfig, Scorer, Task, load_tasks
 from trl_sandbox.backends.hf import HFBackend
 from trl_sandbox.errors import SandboxCreationError
+from trl_sandbox.harness.archive import HARNESS_FILES, HARNESS_NAME
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _remote_attacks import (
+    STEAL_ASSERT,
+    STEAL_ASSERT_PROGRAM,
+    check_a_daemon_dies_with_its_completion,
+    check_forged_records_are_never_paid,
+    check_the_program_never_sees_the_services_environment,
+    check_the_request_cannot_be_stolen,
+)
 from fake_hf import TOKEN, USER, FakeHF
 from test_daytona import dead_pid, labels_of
 
@@ -47,6 +56,7 @@ def service(fake, monkeypatch, tmp_path):
     fake.requests.clear()
     fake.rate_limit_creates = fake.fail_creates = fake.fail_execs = fake.vanish_on_exec = 0
     fake.start_delay_s = fake.latency_s = 0.0
+    fake.read_only_workdir = False
     monkeypatch.setenv("HF_ENDPOINT", fake.url)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # conftest sets it for the other tests
@@ -409,3 +419,64 @@ def test_a_trainer_step_scores_its_rewards_on_hf_sandboxes_and_leaves_none(servi
     assert trainer.scorer.status_counts["completions"] == 4
     assert service.running == [] and service.alive == []  # train() returned: the pool's sandboxes are gone
     assert sorted(service.deleted) == sorted(service.created)
+
+
+def test_closing_leaves_no_pacing_lock_file(service, monkeypatch, tmp_path):
+    from test_daytona import check_no_pacing_lock_file_is_left
+
+    check_no_pacing_lock_file_is_left(config, monkeypatch, tmp_path)
+
+
+# -- what the harness holds on a remote sandbox: the request, the processes, the environment (see _remote_attacks.py)
+
+
+def test_a_program_cannot_read_the_request(service):
+    check_the_request_cannot_be_stolen(config)
+
+
+def test_the_request_is_never_a_file_even_where_the_harness_could_not_remove_one(service):
+    """The request is the command's stdin (a pipe): with a working directory the command's user cannot write, the
+    stealing programs still find nothing and are scored as usual; no request file is ever written."""
+    service.read_only_workdir = True
+    check_the_request_cannot_be_stolen(config)
+    written = [body["path"] for body in service.bodies("PUT", "/v1/files/write")]
+    assert written and not [path for path in written if ".trl-sandbox-stdin-" in path], written
+
+
+def test_a_request_file_the_harness_cannot_remove_runs_nothing(service):
+    """Bytes that are not ASCII still travel as a file: where the harness cannot remove it, it runs nothing and
+    says why (an infrastructure error for the scorer, never the program's failure)."""
+    service.read_only_workdir = True
+    request = STEAL_ASSERT.request(STEAL_ASSERT_PROGRAM + "# \u00e9\n", test_timeout_s=3.0, output_limit=1 << 16)
+    payload = json.dumps(request, ensure_ascii=False).encode()
+    assert not payload.isascii()
+    backend = HFBackend()
+
+    async def run():
+        await backend.start()
+        sandbox = await backend.create({"trl-sandbox-test": "request-file"})
+        try:
+            await backend.write_files(sandbox, HARNESS_FILES)
+            return await backend.exec(sandbox, [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"], stdin=payload,
+                                      timeout_s=30)
+        finally:
+            await backend.delete(sandbox)
+            await backend.aclose()
+
+    result = anyio.run(run)
+    with pytest.raises(InfrastructureError, match="refusing to run the program: the request file .* could not be "
+                                                  "removed .*No program ran"):
+        STEAL_ASSERT.judge(result.stdout, exit_code=result.exit_code, timed_out=result.timed_out)
+
+
+def test_a_daemon_dies_with_its_completion_and_never_reads_the_next_request(service):
+    check_a_daemon_dies_with_its_completion(config)
+
+
+def test_the_program_never_sees_the_services_environment(service):
+    """Neither ``env_vars`` nor the job's own secret (``SBX_TOKEN``, the token of the sandbox's server)."""
+    check_the_program_never_sees_the_services_environment(config, also=("SBX_TOKEN",))
+
+
+def test_records_a_program_writes_into_the_commands_output_are_never_paid(service):
+    check_forged_records_are_never_paid(config)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import time
 from collections import Counter
@@ -54,7 +55,7 @@ from .errors import InfrastructureError, TaskFormatError
 from .harness.archive import HARNESS_NAME
 from .languages import LANGUAGES, completion_language, language_named
 from .pool import SandboxPool, rounds
-from .tasks import Task, Verdict
+from .tasks import Task, Verdict, harness_records
 
 logger = logging.getLogger(__name__)
 
@@ -423,10 +424,12 @@ class Scorer:
                     language=language,
                     compile_timeout_s=self.compile_timeout_s,
                 )
-                result = await self._run_harness(request, timing, self.budget_s(task))
-                timing.output = _output_tail(result)
+                key = self._record_key()
+                result = await self._run_harness(request, timing, self.budget_s(task), key=key)
+                timing.output = _output_tail(result, key)
                 verdict = task.judge(
-                    result.stdout, exit_code=result.exit_code, timed_out=result.timed_out, stderr=result.stderr
+                    result.stdout, exit_code=result.exit_code, timed_out=result.timed_out, stderr=result.stderr,
+                    key=key,
                 )
                 return self._verdict(task, verdict, time.monotonic() - start, **timing.fields())
             except TaskFormatError as exc:
@@ -438,9 +441,13 @@ class Scorer:
                 logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
         return _unscored(task, "infra_error", time.monotonic() - start, str(last_error), **timing.fields())
 
-    async def _run_harness(self, request: dict, timing: _Timing | None = None, budget_s: float | None = None
-                           ) -> ExecResult:
-        payload = json.dumps(request).encode()
+    def _record_key(self) -> str | None:
+        """A fresh secret for one request where the backend says the program may write into the command's output
+        (``Backend.authenticate_records``): the judge signs its records with it, and only those count."""
+        return secrets.token_hex(16) if self.pool.backend.authenticate_records else None
+
+    async def _run_harness(self, request: dict, timing: _Timing | None = None, budget_s: float | None = None,
+                           key: str | None = None) -> ExecResult:
         timing = timing if timing is not None else _Timing()
         wait_s = self.deadline_s(1)
         queued = time.monotonic()
@@ -451,6 +458,10 @@ class Scorer:
             argv = [*sandbox.python, f"{sandbox.workdir}/{HARNESS_NAME}"]
             budget_s = budget_s if budget_s is not None else self.budget_s()
             timeout_s = budget_s + (self.compile_timeout_s if request.get("build") else 0.0)
+            # The judge gets the command's time limit too: on a remote sandbox it ends the program's processes
+            # before the service kills the command (which would leave them running), see harness/server.py.
+            signed = {"key": key} if key is not None else {}
+            payload = json.dumps({**request, "budget_s": timeout_s, **signed}).encode()
             try:
                 with anyio.fail_after(timeout_s + 30.0):
                     return await self.pool.backend.exec(sandbox, argv, stdin=payload, timeout_s=timeout_s)
@@ -482,12 +493,13 @@ class Scorer:
                 cached = self._references.get(key)
                 if cached is None:
                     request = task.reference_request(test_timeout_s=max(self.test_timeout_s or 0.0, 10.0))
-                    result = await self._run_harness(request)
+                    record_key = self._record_key()
+                    result = await self._run_harness(request, key=record_key)
                     if result.timed_out:
                         cached = TaskFormatError(f"task {task.task_id}: the reference timed out")
                     else:
                         try:
-                            cached = task.expected_from_reference(result.stdout)
+                            cached = task.expected_from_reference(result.stdout, key=record_key)
                         except TaskFormatError as exc:
                             cached = exc
                     self._references[key] = cached
@@ -518,19 +530,16 @@ class _Timing:
         return asdict(self)
 
 
-def _output_tail(result: ExecResult) -> str:
+def _output_tail(result: ExecResult, key: str | None = None) -> str:
     """The end of what the program printed: ``python harness.pyz`` (remote backends) sends it as the judge's JSON
-    ``{"output"}`` record, which printed text cannot forge; the local backend returns it as ``stderr``."""
+    ``{"output"}`` record, which printed text cannot forge (with ``key``: the signed one only, see
+    :func:`~trl_sandbox.tasks.harness_records`); the local backend returns it as ``stderr``."""
     text = None
-    for line in reversed(result.stdout.splitlines()):
-        if line.startswith(b'{"output"'):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                break
-            if isinstance(record, dict) and isinstance(record.get("output"), str):
-                text = record["output"]
-            break
+    lines = [line for line in result.stdout.splitlines() if line.startswith(b'{"output"')]
+    if lines:
+        records = harness_records(b"\n".join(lines), key) if key is not None else harness_records(lines[-1])
+        if records and isinstance(records[-1].get("output"), str):
+            text = records[-1]["output"]
     if text is None:
         text = result.stderr.decode("utf-8", errors="replace")
     return text[-OUTPUT_TAIL_CHARS:]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
+import hmac
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,7 @@ from .completions import body_and_definitions, extract_code, is_continuation
 from .errors import InfrastructureError, TaskFormatError
 from .formats import check_format, parse_compare, read_row
 from .formats._common import str_list
+from .harness.base import record_mac
 from .languages import LANGUAGES, build_spec, row_language
 
 logger = logging.getLogger(__name__)
@@ -80,16 +82,45 @@ class Verdict:
     error: str | None = None
 
 
-def _records(stdout: bytes) -> list[dict]:
-    records = []
+def harness_records(stdout: bytes, key: str | None = None) -> list[dict]:
+    """The records of one harness run: the JSON objects of ``stdout``, one per line (other lines, such as what a
+    remote service merged into the command's output, are skipped).
+
+    Args:
+        stdout: The command's standard output.
+        key: The secret the request carried (the scorer sends one to backends whose program may write into the
+            command's output: ``Backend.authenticate_records``). Given, only the records whose ``mac`` is theirs
+            (:func:`trl_sandbox.harness.base.record_mac`) are kept, without it; and a first ``infra`` record with
+            none, the judge's refusal written before it read the request (a forged one can only make a completion an
+            infrastructure error, which is never paid).
+    """
+    records: list[dict] = []
     for line in stdout.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict):
-            records.append(record)
+        if not isinstance(record, dict):
+            continue
+        if key is not None:
+            mac = record.pop("mac", None)
+            signed = isinstance(mac, str) and hmac.compare_digest(mac, record_mac(key, record))
+            if not signed and (records or mac is not None or not record.get("infra") or record.get("ready")):
+                continue
+        records.append(record)
     return records
+
+
+def _refused(records: list[dict]) -> None:
+    """Raise when the harness refused to start (its first record is ``{"infra": true, "error"}``: on a remote
+    sandbox the request file could not be removed, so no program ran; see ``harness/server.py``): the sandbox's
+    configuration is at fault, never the program.
+
+    Raises:
+        InfrastructureError: with the harness's own message (which user, which directory, what to change).
+    """
+    if records and records[0].get("infra") and not records[0].get("ready"):
+        raise InfrastructureError(str(records[0].get("error"))[:1000])
 
 
 _WARNED_NO_PREFIX: set[str] = set()
@@ -351,14 +382,17 @@ class Task:
             "test_timeout_s": test_timeout_s,
         }
 
-    def expected_from_reference(self, stdout: bytes) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    def expected_from_reference(self, stdout: bytes, *, key: str | None = None
+                                ) -> tuple[tuple[str, ...], tuple[Any, ...]]:
         """Parse the reference execution's output into (argument literals, encoded expected outputs), one per test.
+        ``key``: the request's, when it carried one (see :func:`harness_records`).
 
         Raises:
             TaskFormatError: the reference or a test expression failed (the task is broken, not the model).
-            InfrastructureError: the harness did not run.
+            InfrastructureError: the harness did not run, or refused to (a first ``infra`` record).
         """
-        records = _records(stdout)
+        records = harness_records(stdout, key)
+        _refused(records)
         if not any(r.get("ready") for r in records):
             raise InfrastructureError("the reference run produced no harness output")
         for record in records:
@@ -377,20 +411,24 @@ class Task:
 
     # -- judging -------------------------------------------------------------------------------------------------
 
-    def judge(self, stdout: bytes, *, exit_code: int | None, timed_out: bool, stderr: bytes = b"") -> Verdict:
+    def judge(self, stdout: bytes, *, exit_code: int | None, timed_out: bool, stderr: bytes = b"",
+              key: str | None = None) -> Verdict:
         """Judge one execution of the harness from its result channel (``stdout``) and exit status.
 
         The judge process in the sandbox decides each test (``ok``); this counts them against this task's own
-        number of tests, never against a number the run reports.
+        number of tests, never against a number the run reports. ``key``: the request's, when it carried one: only
+        the records the judge signed with it count (see :func:`harness_records`).
 
         Raises:
-            InfrastructureError: the harness never started (no ``ready`` record), so nothing of the code ran, or
-                the judge could not start its own machinery (an ``infra`` record).
+            InfrastructureError: the harness never started (no ``ready`` record), so nothing of the code ran; it
+                refused to (a first ``infra`` record: the request stayed reachable); or the judge could not start its
+                own machinery (an ``infra`` record).
             TaskFormatError: the task's own machinery failed in the sandbox (its checker failed or timed out, pytest
                 is not importable there): ``invalid_task``, not the program's fault.
         """
         total = len(self.tests)
-        records = _records(stdout)
+        records = harness_records(stdout, key)
+        _refused(records)
         if not records or not records[0].get("ready"):
             if timed_out:  # nothing of the program ran: the sandbox was too slow to start the judge
                 raise InfrastructureError("the judge did not start within the completion's time budget")

@@ -32,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory off sys.path
 import _landlock  # noqa: E402
+import _reaper  # noqa: E402 - shared with the harness archive (stop then kill every descendant)
 import _seccomp  # noqa: E402
 
 CLONE_NEWNS = 0x00020000
@@ -148,49 +149,6 @@ def _child(libc, cfg, alive_r, setup_w):
             os._exit(127)
 
 
-def _descendants(root_pid):
-    """PIDs of every process whose parent chain leads to ``root_pid`` (from one scan of /proc)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = set(), {root_pid}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in found}
-        found |= frontier
-    return found
-
-
-def _kill_tree(pgid):
-    """Without a PID namespace: kill the command's process group at once, then stop and kill every remaining
-    descendant (orphans come to us: we are their subreaper) until none is left. Stopped processes cannot fork,
-    so a fork bomb cannot outrun this."""
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    me = os.getpid()
-    while True:
-        pids = _descendants(me)
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in pids:
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            return
-        if not pids:
-            time.sleep(0.001)
-
-
 def _disk_usage(path, limit):
     """Bytes used under ``path`` (stops counting past ``limit``)."""
     total = 0
@@ -287,7 +245,7 @@ def main():
     duration = time.monotonic() - start
     os.close(pidfd)
     if subreaper:
-        _kill_tree(pid)
+        _reaper.kill_tree(pid)
     if setup_error:
         _write_status(status_fd, {"error": "sandbox setup failed: " + setup_error.decode(errors="replace")})
         return 0

@@ -1,5 +1,6 @@
-"""What the remote backends (``daytona``, ``cwsandbox``) share: pacing of creations, the retry loop of API calls,
-and how a session process ends (:class:`StreamProcess`). Each backend only says which errors are worth retrying (its
+"""What the remote backends (``daytona``, ``e2b``, ``hf``, ``cwsandbox``) share: pacing of creations, the retry loop
+of API calls, the command that feeds a request file to the harness (:func:`redirected`), and how a session process
+ends (:class:`StreamProcess`). Each backend only says which errors are worth retrying (its
 SDK's classes and codes differ) and how its API streams a process's output."""
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ import abc
 import fcntl
 import hashlib
 import os
+import shlex
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +25,22 @@ T = TypeVar("T")
 
 #: What a classifier returns for an error retried after the exponential backoff (0.5 s doubling, at most 8 s).
 BACKOFF = -1.0
+
+
+def redirected(argv: Sequence[str], stdin_path: str, prefix: str = "") -> str:
+    """The shell command that runs ``argv`` (after ``prefix``, e.g. coreutils ``timeout -k 2 10 ``) with the file
+    ``stdin_path`` as its stdin, then removes the file (in case the harness did not get to it) and exits with
+    ``argv``'s status. For the remote backends whose exec API has no stdin (the request is uploaded as that file).
+
+    The file is opened by a shell that replaces itself with ``argv`` (``PREFIX /bin/sh -c 'exec ARGV < FILE'``): a
+    shell that ran ``ARGV < FILE`` itself would hold the file open in its own process for the whole run (dash
+    redirects before it forks, and restores after), and so would ``timeout`` given it as stdin; such a process runs as
+    the command's user and is dumpable, so the program could read the request through ``/proc/<pid>/fd/0`` after the
+    harness removed its name. The harness's own descriptor is closed to the program (it is not dumpable).
+    """
+    path = shlex.quote(stdin_path)
+    inner = shlex.quote(f"exec {shlex.join(list(argv))} < {path}")
+    return f"{prefix}/bin/sh -c {inner}; status=$?; rm -f {path} 2>/dev/null; exit $status"
 
 
 class Pacer:
@@ -71,27 +89,88 @@ class Pacer:
             await anyio.sleep(wait)
         return turn
 
+    def _locked(self, create: bool) -> int | None:
+        """The lock file, open and locked (``flock``, exclusive), and still the one at :attr:`path`: a file another
+        process removed (:meth:`aclose`) while we waited for its lock is dropped and the path opened again, so that
+        two processes never hold the locks of two different files. None when the file does not exist and ``create``
+        is False. The caller closes the descriptor (which releases the lock)."""
+        assert self.path is not None
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | (os.O_CREAT if create else 0), 0o600)
+            except FileNotFoundError:
+                return None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held, named = os.fstat(fd), os.stat(self.path)
+            except FileNotFoundError:  # removed meanwhile
+                os.close(fd)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            if (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino):
+                return fd
+            os.close(fd)  # replaced meanwhile
+
+    @staticmethod
+    def _next_turn(fd: int, now: float) -> float:
+        """The time of the next free turn stored in the locked file ``fd`` (0 when none; ``now`` when the wall clock
+        went back, so that the stored turn means nothing)."""
+        try:
+            next_turn = float(os.pread(fd, 64, 0) or b"0")
+        except ValueError:
+            next_turn = 0.0
+        return now if next_turn > now + 3600 else next_turn
+
     def _reserve_shared(self) -> tuple[float, float]:
         """Take the next turn from the lock file (wall-clock times: shared between processes); the turn's time and
         the seconds to wait for it."""
-        assert self.path is not None
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = self._locked(create=True)
+        assert fd is not None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                next_turn = float(os.pread(fd, 64, 0) or b"0")
-            except ValueError:
-                next_turn = 0.0
             now = time.time()
-            if next_turn > now + 3600:  # the wall clock went back: the file's turn means nothing now
-                next_turn = now
-            turn = max(now, next_turn)
+            turn = max(now, self._next_turn(fd, now))
             data = repr(turn + self.interval_s).encode()
             os.ftruncate(fd, 0)
             os.pwrite(fd, data, 0)
             return turn, turn - now
         finally:
             os.close(fd)  # releases the lock
+
+    def _remove_shared(self) -> float | None:
+        """Remove the lock file when the turn it holds is past (a file made again later holds the same: no turn);
+        else leave it and return the seconds until that turn. Under the lock, and only the file at :attr:`path`
+        (see :meth:`_locked`): a process that opened it before the removal finds it gone and makes a new one."""
+        fd = self._locked(create=False)
+        if fd is None:
+            return None
+        try:
+            now = time.time()
+            wait = self._next_turn(fd, now) - now
+            if wait > 0:
+                return wait
+            os.unlink(self.path)
+            return None
+        finally:
+            os.close(fd)
+
+    async def aclose(self) -> None:
+        """Remove this pacer's lock file (shared pacers), so that a run leaves no file behind. The file holds the
+        time of the next free turn: it is removed once that time has passed (waiting for it when it is at most one
+        interval away, i.e. our own last turn); a turn further away was reserved by another process pacing the same
+        key, which removes the file when it closes. Errors removing it are ignored (a file left is harmless)."""
+        if self.path is None:
+            return
+        with anyio.CancelScope(shield=True):
+            for _ in range(2):
+                try:
+                    wait = await anyio.to_thread.run_sync(self._remove_shared)
+                except OSError:
+                    return
+                if wait is None or wait > self.interval_s:
+                    return
+                await anyio.sleep(wait)
 
 
 async def retrying(

@@ -147,6 +147,11 @@ class Backend(abc.ABC):
 
     #: Registry name (``sandbox_backend`` value).
     name: str = "abstract"
+    #: Whether the code the harness runs may be able to write into the command's output (a remote sandbox, whose
+    #: command runs as one user: a shell of the command, alive and of that user, lends its stdout through
+    #: ``/proc/<pid>/fd/1``). The scorer then sends a secret key in each request and keeps only the records the judge
+    #: signed with it (see :func:`trl_sandbox.harness.base.record_mac`).
+    authenticate_records: bool = False
 
     async def start(self) -> None:
         """Validate configuration and check that the backend can work. Default: nothing to check.

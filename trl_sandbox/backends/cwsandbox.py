@@ -109,6 +109,7 @@ class CWSandboxBackend(Backend):
     """
 
     name = "cwsandbox"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,
@@ -173,6 +174,10 @@ class CWSandboxBackend(Backend):
             pass
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Remove the creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`)."""
+        await self._pacer.aclose()
 
     def describe(self) -> str:
         """One line for logs: endpoint, image, network policy and lifetime backstop."""

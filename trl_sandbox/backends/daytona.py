@@ -9,8 +9,10 @@ What this module adds to the SDK, for scoring during training:
   auto-delete on stop, so that even a trainer killed with SIGKILL leaks a sandbox for at most that long;
 - commands run with the process API (``process.exec``: never the stateful code interpreter, whose state would leak
   between completions) under a server-side timeout and a client-side deadline. The process API has no stdin and
-  merges stdout and stderr: a request is uploaded as a file the harness unlinks before the code runs, and the
-  harness never lets the code write to the command's output (see :mod:`trl_sandbox.harness`);
+  merges stdout and stderr: a request is uploaded as a file under ``.trl-sandbox-requests/``, which the harness
+  removes, and verifies gone, before the code runs (it refuses to run anything otherwise: the command's user must
+  own the working directory), and the harness never lets the code write to the command's output (see
+  :mod:`trl_sandbox.harness`);
 - rate limits (HTTP 429) are retried after the server's ``Retry-After``, connection errors and 5xx with exponential
   backoff, creations are paced (``max_creates_per_s``), and a create that timed out after the server made the
   sandbox deletes it. Errors come back as :class:`InfrastructureError`, whether the SDK wrapped them
@@ -37,8 +39,8 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
-from ..harness.base import STDIN_PREFIX  # the harness unlinks request files named so
-from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
+from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
+from ._remote import BACKOFF, Pacer, StreamProcess, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -115,6 +117,7 @@ class DaytonaBackend(Backend):
     """
 
     name = "daytona"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,
@@ -205,11 +208,13 @@ class DaytonaBackend(Backend):
                 raise ConfigurationError(f"{_KEY_HINT} ({exc})") from None
 
     async def aclose(self) -> None:
-        """Close the SDK client (its HTTP session) if this backend built it."""
+        """Close the SDK client (its HTTP session) if this backend built it, and remove the creation pacer's lock
+        file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`)."""
         client, self.client = self.client, None
         if client is not None and self._own_client:
             with anyio.CancelScope(shield=True):
                 await client.close()
+        await self._pacer.aclose()
 
     def describe(self) -> str:
         """One line for logs: the API URL, the network policy and the backstop."""
@@ -292,8 +297,9 @@ class DaytonaBackend(Backend):
     ) -> ExecResult:
         """Run ``argv`` with ``process.exec`` in ``sandbox.workdir``; see :meth:`Backend.exec`.
 
-        ``stdin`` (the process API has none) is uploaded first to a file named ``.trl-sandbox-stdin-*`` and
-        redirected; the harness unlinks it before any code runs. stdout and stderr come back merged in ``stdout``.
+        ``stdin`` (the process API has none) is uploaded first to a file named
+        ``.trl-sandbox-requests/.trl-sandbox-stdin-*`` and redirected; the harness removes it, and verifies it is
+        gone, before any code runs. stdout and stderr come back merged in ``stdout``.
         The server kills the command at ``ceil(timeout_s)`` seconds (``timed_out``); the client gives up
         ``exec_grace_s`` later.
 
@@ -306,10 +312,9 @@ class DaytonaBackend(Backend):
         async def run() -> ExecResult:
             command = shlex.join(list(argv))
             if stdin:  # uploaded again on a retry: the harness of a failed attempt may have unlinked it
-                path = f"{self.workdir}/{STDIN_PREFIX}{uuid.uuid4().hex}"
+                path = f"{self.workdir}/{REQUEST_DIR}/{STDIN_PREFIX}{uuid.uuid4().hex}"
                 await sandbox.data.fs.upload_files([self.sdk.FileUpload(bytes(stdin), path)])
-                command = (f"{command} < {shlex.quote(path)}; status=$?; rm -f {shlex.quote(path)} 2>/dev/null; "
-                           "exit $status")
+                command = redirected(argv, path)
             try:
                 response = await sandbox.data.process.exec(command, cwd=self.workdir, timeout=server_timeout)
             except self.sdk.DaytonaTimeoutError as exc:

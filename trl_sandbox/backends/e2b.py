@@ -13,8 +13,11 @@ What this module adds to the SDK, for scoring during training:
   (``set_timeout``) before each command once half of it has passed;
 - commands run with the process API (``commands.run``: envd's ``process.Process/Start`` stream) under coreutils
   ``timeout`` (E2B's own command ``timeout`` only ends the client's stream, the process runs on) and a client-side
-  deadline. A request travels as a file (``files.write_files``, one multipart upload), which the harness unlinks
-  before the code runs, exactly as for Daytona;
+  deadline. A request travels as a file under ``.trl-sandbox-requests/`` (``files.write_files``, one multipart
+  upload), which the harness removes, and verifies gone, before any code runs, exactly as for Daytona: the command's
+  user must own the working directory (the harness refuses to run anything otherwise: an infrastructure error, never
+  a wrong answer). Not ``send_stdin``: envd gives stdin only to a background command, so a completion would cost
+  three calls (start, ``send_stdin``, ``close_stdin``, the last one only on recent envd versions) instead of two;
 - E2B's concurrency cap and rate limits (HTTP 429, ``RateLimitException``: 20 concurrent sandboxes on the free tier)
   are retried with backoff (E2B sends no ``Retry-After``), 5xx/503 (``ServiceBusyException``) and connection errors
   too; creations are paced (``max_creates_per_s``); a create the client gave up on is found later by its labels
@@ -46,8 +49,8 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
-from ..harness.base import STDIN_PREFIX  # the harness unlinks request files named so
-from ._remote import BACKOFF, Pacer, StreamProcess, describe, retrying
+from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
+from ._remote import BACKOFF, Pacer, StreamProcess, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -68,6 +71,16 @@ def _sdk() -> Any:
     except ImportError as exc:
         raise ConfigurationError(f"{_INSTALL_HINT} ({exc})") from None
     return e2b
+
+
+def command_line(argv: Sequence[str], workdir: str, limit_s: int, stdin_path: str | None) -> str:
+    """The shell command :meth:`E2BBackend.exec` runs: ``argv`` in ``workdir`` under coreutils ``timeout -k 2
+    limit_s``, its stdin the file ``stdin_path`` if any (see :func:`~trl_sandbox.backends._remote.redirected`: never
+    a descriptor of ``timeout`` or of a shell on it)."""
+    timeout = f"timeout -k {_KILL_AFTER_S} {limit_s} "
+    if stdin_path is None:
+        return f"cd {shlex.quote(workdir)} && {timeout}{shlex.join(list(argv))}"
+    return f"cd {shlex.quote(workdir)} && {redirected(argv, stdin_path, timeout)}"
 
 
 class E2BBackend(Backend):
@@ -102,6 +115,7 @@ class E2BBackend(Backend):
     """
 
     name = "e2b"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,
@@ -157,6 +171,11 @@ class E2BBackend(Backend):
         if self.domain:
             opts["domain"] = self.domain
         return opts
+
+    async def aclose(self) -> None:
+        """Remove the creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`); the SDK
+        keeps no client to close."""
+        await self._pacer.aclose()
 
     def describe(self) -> str:
         """One line for logs: the domain, the template, the network policy and the backstop."""
@@ -230,9 +249,10 @@ class E2BBackend(Backend):
     ) -> ExecResult:
         """Run ``argv`` with ``commands.run`` in ``sandbox.workdir``; see :meth:`Backend.exec`.
 
-        ``stdin`` is uploaded first to a file named ``.trl-sandbox-stdin-*`` and redirected; the harness unlinks it
-        before any code runs. coreutils ``timeout`` kills the command at ``ceil(timeout_s)`` seconds (exit 124/137:
-        ``timed_out``); the client gives up ``exec_grace_s`` later.
+        ``stdin`` is uploaded first to a file named ``.trl-sandbox-requests/.trl-sandbox-stdin-*`` and redirected;
+        the harness removes it, and verifies it is gone, before any code runs. coreutils ``timeout`` sends SIGTERM at
+        ``ceil(timeout_s)`` seconds (the harness then ends the program's processes) and SIGKILL 2 s later (exit
+        124/137: ``timed_out``); the client gives up ``exec_grace_s`` later.
 
         Raises:
             InfrastructureError: the sandbox did not answer in time, is gone, or the API failed after the retries.
@@ -243,14 +263,12 @@ class E2BBackend(Backend):
         async def run() -> ExecResult:
             remote = await self._remote(sandbox)
             await self._keep_alive(sandbox, remote)
-            command = f"timeout -k {_KILL_AFTER_S} {limit} {shlex.join(list(argv))}"
+            path = None
             if stdin:  # uploaded again on a retry: the harness of a failed attempt may have unlinked it
-                path = f"{self.workdir}/{STDIN_PREFIX}{uuid.uuid4().hex}"
+                path = f"{self.workdir}/{REQUEST_DIR}/{STDIN_PREFIX}{uuid.uuid4().hex}"
                 await remote.files.write_files([{"path": path, "data": bytes(stdin)}], user=self.user,
                                                request_timeout=self.request_timeout_s)
-                command = (f"{command} < {shlex.quote(path)}; status=$?; rm -f {shlex.quote(path)} 2>/dev/null; "
-                           "exit $status")
-            command = f"cd {shlex.quote(self.workdir)} && {command}"
+            command = command_line(argv, self.workdir, limit, path)
             try:
                 result = await remote.commands.run(command, user=self.user, timeout=limit + self.exec_grace_s,
                                                    request_timeout=self.request_timeout_s)

@@ -17,9 +17,9 @@ What this module adds to the SDK, for scoring during training:
 - the SDK is synchronous (``httpx``): every call runs in a worker thread (``anyio.to_thread``) under a deadline, so
   the pool's event loop never blocks; a call abandoned at its deadline finishes in its thread, and a sandbox a
   create abandoned that way made is deleted when it appears;
-- commands run with ``Sandbox.run`` (the server's ``/exec`` stream): the request travels as one file the harness
-  unlinks before the code runs, as for Daytona; stdout and stderr come back apart, cut at ``output_limit_bytes``;
-  the server kills the command's process group at its timeout;
+- commands run with ``Sandbox.run`` (the server's ``/exec`` stream): the request travels as the command's stdin
+  (``stdin=``, a pipe: unlike Daytona's and E2B's, no file the program could look for); stdout and stderr come back
+  apart, cut at ``output_limit_bytes``; the server kills the command's process group at its timeout;
 - rate limits (429) are retried after ``Retry-After``, 5xx and connection errors with an exponential backoff,
   creations are paced (``max_creates_per_s``, shared by the processes of this host). A refused token (401) is a
   :class:`ConfigurationError`; exhausted credits (402), a refusal (403) or a sandbox that is gone (404) are
@@ -47,8 +47,8 @@ import anyio
 import anyio.to_thread
 
 from ..errors import ConfigurationError, InfrastructureError
-from ..harness.base import STDIN_PREFIX  # the harness unlinks request files named so
-from ._remote import BACKOFF, Pacer, describe, retrying
+from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
+from ._remote import BACKOFF, Pacer, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -120,6 +120,7 @@ class HFBackend(Backend):
     """
 
     name = "hf"
+    authenticate_records = True  # the program may write into the command's output (see Backend)
 
     def __init__(
         self,
@@ -217,11 +218,13 @@ class HFBackend(Backend):
             self.namespace = info["name"]
 
     async def aclose(self) -> None:
-        """Close the ``SandboxPool`` (``mode="pool"``: cancels the host jobs this process started)."""
+        """Close the ``SandboxPool`` (``mode="pool"``: cancels the host jobs this process started) and remove the
+        creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`)."""
         pool, self._pool = self._pool, None
         if pool is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.request_timeout_s):
                 await self._thread(pool.close)
+        await self._pacer.aclose()
 
     def describe(self) -> str:
         """One line for logs: the endpoint, the mode, the image and the backstop."""
@@ -351,9 +354,12 @@ class HFBackend(Backend):
     ) -> ExecResult:
         """Run ``argv`` with ``Sandbox.run`` in ``sandbox.workdir``; see :meth:`Backend.exec`.
 
-        ``stdin`` is written first to a file named ``.trl-sandbox-stdin-*`` and redirected (bytes, whatever their
-        encoding; the harness unlinks it before any code runs). The server kills the command's process group at
-        ``ceil(timeout_s)`` seconds (``timed_out``); the client gives up ``exec_grace_s`` later.
+        ``stdin`` (a harness request: ASCII JSON) is given as the command's stdin (``Sandbox.run(stdin=...)``, a
+        string the server writes to a pipe): the request never exists as a file the program could open. Other bytes
+        (not ASCII, which the API's string might not carry intact) are written to a file named
+        ``.trl-sandbox-requests/.trl-sandbox-stdin-*`` and redirected; the harness removes it, and verifies it is gone,
+        before any code runs. The server kills the command's process group at ``ceil(timeout_s)`` seconds
+        (``timed_out``); the client gives up ``exec_grace_s`` later.
 
         Raises:
             InfrastructureError: the sandbox did not answer in time, is gone, or the API failed after the retries.
@@ -365,11 +371,13 @@ class HFBackend(Backend):
 
         def run() -> ExecResult:
             command = shlex.join(list(argv))
-            if stdin:  # written again on a retry: the harness of a failed attempt may have unlinked it
-                path = f"{sandbox.workdir}/{STDIN_PREFIX}{uuid.uuid4().hex}"
+            text = None
+            if stdin and stdin.isascii():  # a request (ASCII JSON): a pipe, never a file the program could open
+                text = stdin.decode("ascii")
+            elif stdin:  # other bytes: a file the harness removes (written again on a retry: the last try removed it)
+                path = f"{sandbox.workdir}/{REQUEST_DIR}/{STDIN_PREFIX}{uuid.uuid4().hex}"
                 self._write(remote, path, bytes(stdin))
-                command = (f"{command} < {shlex.quote(path)}; status=$?; rm -f {shlex.quote(path)} 2>/dev/null; "
-                           "exit $status")
+                command = redirected(argv, path)
             out, err = bytearray(), bytearray()
             cut = [False]
 
@@ -384,7 +392,7 @@ class HFBackend(Backend):
                 return add
 
             result = remote.run(command, shell=True, cwd=sandbox.workdir, timeout=server_timeout, check=False,
-                                capture_output=False, on_stdout=keep(out), on_stderr=keep(err))
+                                stdin=text, capture_output=False, on_stdout=keep(out), on_stderr=keep(err))
             duration = time.monotonic() - start
             if result.timed_out:
                 return ExecResult(None, bytes(out), bytes(err), duration, timed_out=True, output_truncated=cut[0])

@@ -49,17 +49,23 @@ output texts; ``function``: JSON return values), ``func_name``, ``rule`` (``func
 judge of the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_bytes``, ``files``, ``build`` and
 ``compile_timeout_s`` (``stdio`` programs in other languages), ``test_timeout_s``, ``output_limit``, ``stop_on_failure``
 (stop at the first failing test: the all-or-nothing reward), ``banned`` (runtime bans: ``builtins``, ``modules``,
-``imports``).
+``imports``), ``budget_s`` (the backend's time limit for the whole command: ``python harness.pyz`` stops the program's
+requests a moment before it, to end the program's processes itself), ``key`` (a secret of the host: ``python
+harness.pyz`` then signs every later record with it, a ``mac`` field, see :func:`.base.record_mac`).
 
-Records: ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" | "unsupported", "error"}`` or one
-``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable`` (a value of the tests' own could
-not be sent to the program) or ``invalid`` when it failed so),
-``{"crash": reason}`` when the worker died, then ``{"done": n}``, then (``python harness.pyz`` only) ``{"output":
-text, "truncated"}``: the first 64 KiB the worker printed. The worker's stdout and stderr are a pipe the judge reads,
-never the process's own: remote backends merge a command's stdout and stderr, and nothing the code prints may reach
-the result channel.
+Records: ``{"infra": true, "error"}`` alone when the harness refused to run anything (the request could still be
+read by the program: see below); else ``{"ready": true}``, then ``{"load": "error" | "timeout" | "compile_error" |
+"unsupported", "error"}`` or one ``{"i": k, "ok": bool}`` per test (with ``error``, ``timeout``, ``unserializable``
+(a value of the tests' own could not be sent to the program) or ``invalid`` when it failed so), ``{"crash": reason}``
+when the worker died, then ``{"done": n}``, then (``python harness.pyz`` only) ``{"output": text, "truncated"}``: the
+first 64 KiB the worker printed. The worker's stdout and stderr are a pipe the judge reads, never the process's own:
+remote backends merge a command's stdout and stderr, and nothing the code prints may reach the result channel.
 
-Remote sandboxes: their exec API has no stdin, so the backend uploads the request as a file named
-``.trl-sandbox-stdin-*`` and redirects it; the judge unlinks it and becomes non-dumpable before forking the worker.
-The worker gets no-new-privs (``sudo`` cannot make it root) and, when the harness runs as root, runs as ``nobody``.
+Remote sandboxes: where their exec API has no stdin, the backend uploads the request as a file named
+``.trl-sandbox-stdin-*`` and redirects it; the judge unlinks it and checks that no name is left before it forks
+anything (else it fails closed with the ``infra`` record), then becomes non-dumpable and a child subreaper. The worker
+gets no-new-privs (``sudo`` cannot make it root), a fixed environment (none of the service's variables) and, when the
+harness runs as root, runs as ``nobody``. At the end (or on SIGTERM) the judge stops then kills every process the
+program started, and as root every process of ``nobody``: nothing of one completion runs when the next request
+arrives. :mod:`.server` (``main``) gives the order of these steps.
 """

@@ -3,9 +3,10 @@
 Host side only: this module is not in the archive. The archive holds the package as ``trl_sandbox_harness/`` (every
 module of this directory but this one and ``_archive_main.py``), the seccomp filter builder the worker installs when
 the backend asks it to forbid process creation (``trl_sandbox/backends/_seccomp.py`` as ``trl_sandbox_seccomp.py``),
-and ``_archive_main.py`` as its ``__main__.py``, which loads the package from the archive and runs
-:func:`trl_sandbox_harness.__main__.main`. Python (>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path``
-and runs its ``__main__.py``.
+the code the judge ends every process of the program with (``trl_sandbox/backends/_reaper.py`` as
+``trl_sandbox_reaper.py``, shared with the local backend's launcher), and ``_archive_main.py`` as its
+``__main__.py``, which loads the package from the archive and runs :func:`trl_sandbox_harness.__main__.main`. Python
+(>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path`` and runs its ``__main__.py``.
 
 The bytes are a function of the sources alone (entries sorted by name, stored uncompressed so that a Python built
 without ``zlib`` reads them, a fixed timestamp and fixed permissions): the same source gives the same archive, and
@@ -27,24 +28,27 @@ HARNESS_NAME = "trl_sandbox_harness.pyz"
 PACKAGE_NAME = "trl_sandbox_harness"
 _HERE = Path(__file__).resolve().parent
 _SECCOMP = _HERE.parent / "backends" / "_seccomp.py"
+_REAPER = _HERE.parent / "backends" / "_reaper.py"
 #: Modules of this directory that are not the package's in the archive.
 _HOST_ONLY = ("archive.py", "_archive_main.py")
 #: DOS timestamps start in 1980: every entry gets this one.
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP) -> bytes:
+def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP, reaper: Path = _REAPER) -> bytes:
     """The archive's bytes, built from the sources (see the module docstring).
 
     Args:
         package_dir: The harness package's directory (default: this one).
         seccomp: The seccomp filter builder's source (default: ``trl_sandbox/backends/_seccomp.py``).
+        reaper: The descendant killer's source (default: ``trl_sandbox/backends/_reaper.py``).
 
     Raises:
         OSError: a source file cannot be read.
     """
     members = {"__main__.py": (Path(package_dir) / "_archive_main.py").read_bytes(),
-               "trl_sandbox_seccomp.py": Path(seccomp).read_bytes()}
+               "trl_sandbox_seccomp.py": Path(seccomp).read_bytes(),
+               "trl_sandbox_reaper.py": Path(reaper).read_bytes()}
     for path in Path(package_dir).glob("*.py"):
         if path.name not in _HOST_ONLY:
             members[f"{PACKAGE_NAME}/{path.name}"] = path.read_bytes()

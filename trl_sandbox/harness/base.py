@@ -22,6 +22,27 @@ OUTPUT_RECORD_LIMIT = 64 << 10
 #: Name prefix of the request files remote backends redirect to the judge's stdin (it unlinks them: see
 #: ``server._forget_stdin_file``).
 STDIN_PREFIX = ".trl-sandbox-stdin-"
+#: The directory of the sandbox's working directory that remote backends upload request files into: the judge, when
+#: root, closes it to every other user (mode 0700), so that a later request never lies where ``nobody`` can look.
+REQUEST_DIR = ".trl-sandbox-requests"
+#: The worker's environment, whatever the command's was (a remote service's may hold tokens or proxies): the local
+#: backend's fixed one (``_BASE_ENV`` of ``trl_sandbox/backends/local.py``; tests/test_harness.py keeps them equal),
+#: plus :data:`WORKER_KEPT` and ``HOME``/``TMPDIR`` (see ``processes.worker_environment``).
+WORKER_ENV = {
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "PYTHONIOENCODING": "utf-8",
+}
+#: Variables of the command's environment the worker keeps: ``PATH`` (a service's image may put its toolchains
+#: anywhere on it: a JDK under /opt, Node.js under /usr/local) and the package directories a backend offers.
+WORKER_KEPT = ("PATH", "TRL_SANDBOX_PACKAGES")
+#: The worker's ``PATH`` when the command has none.
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+#: Seconds of a completion's budget (the request's ``budget_s``) the judge keeps for itself to end every process of
+#: the program and clean up, before the backend's own kill at the end of the budget.
+CLEANUP_MARGIN_S = 0.5
 #: Module name the program's own definitions carry (``__name__`` of its namespace).
 SOLUTION_MODULE = "__solution__"
 #: Module name of the test namespace in the judge: classes defined by trusted test code carry it.
@@ -97,6 +118,18 @@ def short_repr(value):
     """``repr(value)``, cut to 200 characters (a value shown in a failing test's message)."""
     text = repr(value)
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def record_mac(key, record):
+    """The signature of one record (a dict, without its ``mac``): HMAC-SHA256, hex, keyed by the request's ``key``
+    (a secret of the host, which only the judge reads), over the record's JSON with sorted keys. The host keeps only
+    the records that carry theirs, so that nothing but the judge can add one, even where the program can write into
+    the command's output (see ``trl_sandbox.tasks``)."""
+    import hashlib
+    import hmac
+    import json
+
+    return hmac.new(key.encode(), json.dumps(record, sort_keys=True).encode(), hashlib.sha256).hexdigest()
 
 
 def add_packages():

@@ -4,8 +4,9 @@ long-lived judge.
 
 The worker's stdout and stderr are a pipe the judge reads (:class:`WorkerOutput`), never the process's own: remote
 backends merge a command's stdout and stderr, and nothing the code prints may reach the result channel. The worker
-gets no-new-privs (``sudo`` cannot make it root) and, when the harness runs as root, runs as ``nobody``
-(:func:`confine`).
+gets no-new-privs (``sudo`` cannot make it root), a fixed environment (:func:`worker_environment`) and, when the
+harness runs as root, runs as ``nobody`` (:func:`confine`), whose processes and temporary files :func:`sweep_uid`
+removes.
 """
 
 import collections
@@ -14,16 +15,20 @@ import io
 import os
 import select
 import signal
+import stat
 import struct
 import sys
 import time
 
 from .base import (
+    DEFAULT_PATH,
     NOBODY,
     OUTPUT_RECORD_LIMIT,
     PR_SET_DUMPABLE,
     PR_SET_NO_NEW_PRIVS,
     TESTS_MODULE,
+    WORKER_ENV,
+    WORKER_KEPT,
     ProgramValueError,
     Timeout,
     Unserializable,
@@ -34,6 +39,7 @@ from .base import (
     _isinstance,
     _type,
     describe,
+    harness_file,
 )
 from .peer import JUDGE_OPS, OPS, Peer, next_items
 from .values import _is_namedtuple, decode, encode
@@ -424,11 +430,26 @@ def confine(home):
             os.setresuid(NOBODY, NOBODY, NOBODY)
 
 
+def worker_environment(home):
+    """The environment the code runs with: :data:`.base.WORKER_ENV`, the variables of :data:`.base.WORKER_KEPT` this
+    process has (``PATH`` else :data:`.base.DEFAULT_PATH`), and ``HOME`` and ``TMPDIR`` set to ``home`` (else the
+    working directory). Nothing else of this process's environment: a remote service gives its commands its own
+    (``env_vars``, tokens, proxies), which reach the judge only."""
+    env = dict(WORKER_ENV)
+    for name in WORKER_KEPT:
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    env.setdefault("PATH", DEFAULT_PATH)
+    env["HOME"] = env["TMPDIR"] = home if home is not None else os.getcwd()
+    return env
+
+
 def spawn_worker(result_fd, out_r, out_w, home, close=()):
     """Fork the worker (``main``). Its stdout and stderr are ``out_w``, a pipe the judge reads: remote backends
     merge a command's stdout and stderr, so nothing the code prints may reach the result channel directly. When the
-    harness runs as root (a remote sandbox's default user), the worker runs as ``nobody`` in ``home``. ``close``: more
-    descriptors the worker must not keep (``result_fd`` may be None: the zygote holds none)."""
+    harness runs as root (a remote sandbox's default user), the worker runs as ``nobody`` in ``home``. Its environment
+    is :func:`worker_environment`'s. ``close``: more descriptors the worker must not keep (``result_fd`` may be None:
+    the zygote holds none)."""
     cmd_r, cmd_w = os.pipe()
     reply_r, reply_w = os.pipe()
     pid = os.fork()
@@ -446,8 +467,12 @@ def spawn_worker(result_fd, out_r, out_w, home, close=()):
             os.dup2(out_w, 1)
             os.dup2(out_w, 2)
             os.close(out_w)
+            deny = os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1"
             confine(home)
-            if os.environ.get("TRL_SANDBOX_DENY_PROCESSES") == "1":
+            env = worker_environment(home)
+            os.environ.clear()  # unsetenv() each: the C environment that exec() passes on is emptied too
+            os.environ.update(env)
+            if deny:
                 _deny_processes()
         except BaseException as exc:  # noqa: BLE001 - never run the code half set up
             os.write(2, ("trl-sandbox: worker setup failed: %s\n" % (exc,)).encode())
@@ -508,6 +533,90 @@ def run_in_child(fn, deadline, keep=(), records=None):
             pass
         os.waitpid(pid, 0)
     return records
+
+
+def own_sandbox():
+    """True when this process runs where the backend isolates each execution by itself (the local backend: a fresh,
+    writable scratch directory that is not the harness's own, an unprivileged uid); False on a remote backend, whose
+    commands all run in the sandbox's one working directory, as the sandbox's user."""
+    here = os.path.dirname(harness_file())
+    return (os.geteuid() != 0 and os.access(".", os.W_OK)
+            and os.path.realpath(os.getcwd()) != os.path.realpath(here))
+
+
+#: Where an unprivileged process can leave files in a sandbox (world-writable directories).
+_SHARED_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
+
+
+def sweep_uid(uid):
+    """Remove what processes of ``uid`` left in this sandbox: kill every process of that uid (through a helper that
+    takes that uid, so the signal reaches nothing else), then remove the files and directories that uid owns in the
+    world-writable temporary directories (:data:`_SHARED_TEMP_DIRS` and the world-writable directories in them).
+    Runs as root."""
+    import shutil
+    import tempfile
+
+    def alive():
+        # /proc/<pid>/status, not the owner of /proc/<pid>: a process that made itself non-dumpable shows as root's
+        found = 0
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open("/proc/%s/status" % name, "rb") as f:
+                        for line in f:
+                            if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
+                                break  # a zombie: dead already, reaped by its parent whenever it wants
+                            if line.startswith(b"Uid:"):
+                                found += uid in [int(x) for x in line.split()[1:]]
+                                break
+                except (OSError, ValueError):
+                    pass
+        return found
+
+    deadline = time.monotonic() + 5.0
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+                for _ in range(20):  # a fork bomb may add processes between two rounds
+                    try:
+                        os.kill(-1, signal.SIGKILL)  # every process this uid may signal, this one excepted
+                    except OSError:
+                        break
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        if not alive() or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+
+    def clear(directory):
+        # what uid owns goes; a world-writable directory of another owner (/tmp/.X11-unix) is searched too
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid == uid:
+                if stat.S_ISDIR(st.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
+            elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                clear(entry.path)
+
+    for directory in {os.path.realpath(d) for d in (*_SHARED_TEMP_DIRS, tempfile.gettempdir())}:
+        clear(directory)
 
 
 #: The worker's home when ``python harness.pyz`` runs as root (the worker runs as ``nobody`` there), set by

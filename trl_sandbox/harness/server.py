@@ -14,10 +14,21 @@ import struct
 import sys
 import time
 
-from .base import PR_SET_DUMPABLE, STDIN_PREFIX, Timeout, WorkerDied, add_packages, describe
+from .base import (
+    CLEANUP_MARGIN_S,
+    NOBODY,
+    PR_SET_DUMPABLE,
+    REQUEST_DIR,
+    STDIN_PREFIX,
+    Timeout,
+    WorkerDied,
+    add_packages,
+    describe,
+    record_mac,
+)
 from .judges import judge_assert, judge_call, judge_function, judge_reference, judge_stdio
 from .peer import ORIGINAL_STREAMS
-from .processes import WORKER_HOME, private_home, run_in_child, spawn_worker
+from .processes import WORKER_HOME, own_sandbox, private_home, run_in_child, spawn_worker, sweep_uid
 from .pytest_runner import judge_pytest
 from .wire import read_frame, receive, send, send_frame
 from .zygote import start_zygote
@@ -136,66 +147,172 @@ def serve(conn, spawn):
         send_frame(conn, output)
 
 
-def _forget_stdin_file():
-    """Remote backends have no stdin in their exec API: they upload the request to a file named
-    ``STDIN_PREFIX...`` and redirect it to our stdin. Unlink it before the worker exists, so the code can never
-    open it (our descriptor stays readable to us alone: we are not dumpable)."""
+def _user(uid):
+    """The name of ``uid`` from the password database, else ``"uid N"``."""
     try:
-        if stat.S_ISREG(os.fstat(0).st_mode):
-            path = os.readlink("/proc/self/fd/0")
-            if os.path.basename(path).startswith(STDIN_PREFIX):
-                os.unlink(path)
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _stdin_exposure():
+    """Remote backends whose exec API has no stdin upload the request to a file named ``STDIN_PREFIX...`` and
+    redirect it to our stdin. Remove that file, then check that nothing but our descriptor reaches the request.
+
+    Returns None when the request can be read through our stdin only (a pipe; a file with no name left), else the
+    one-line message of why it can still be reached: :func:`main` then runs nothing. The test is the file's link
+    count after the unlink (``fstat``), not the unlink's success: a name the unlink left (it failed, or a hard link
+    elsewhere) fails the run.
+    """
+    try:
+        if not stat.S_ISREG(os.fstat(0).st_mode):
+            return None  # a pipe has no name, and our /proc/<pid>/fd is closed to the code (we are not dumpable)
+        path = os.readlink("/proc/self/fd/0")
     except OSError:
-        pass
+        return None  # no stdin: the request cannot be read by anyone (the judge then fails to parse it)
+    failure = None
+    if os.path.basename(path).startswith(STDIN_PREFIX) and not path.endswith(" (deleted)"):
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            failure = exc
+    links = os.fstat(0).st_nlink
+    if links == 0:
+        directory = os.path.dirname(path)
+        if os.geteuid() == 0 and os.path.basename(directory) == REQUEST_DIR:
+            try:  # the service's next upload lands where no other user (nobody: the code) can enter
+                os.chmod(directory, 0o700)
+            except OSError:
+                pass
+        return None
+    uid = os.geteuid()
+    refusal = "trl-sandbox: refusing to run the program: "
+    if not os.path.basename(path).startswith(STDIN_PREFIX):
+        return (f"{refusal}the request came on stdin as the file {path}, which the harness removes only when its "
+                f"name starts with {STDIN_PREFIX}, so the program could read the tests and expected outputs; pass the "
+                "request through a pipe. No program ran.")
+    if failure is None:
+        return (f"{refusal}the request file {path} was removed but {links} other name(s) (hard links) still reach "
+                "it, so the program could read the tests and expected outputs. No program ran.")
+    directory = os.path.dirname(path) or "."
+    try:
+        info = os.stat(directory)
+        owner = f"owned by {_user(info.st_uid)}, mode {stat.S_IMODE(info.st_mode):o}"
+    except OSError as exc:
+        owner = f"not readable: {exc.strerror}"
+    user = _user(uid)
+    return (f"{refusal}the request file {path} could not be removed ({failure.strerror or failure}), so the program "
+            f"could read the tests and expected outputs. The harness runs as {user} (uid {uid}), which cannot remove "
+            f"entries of {directory} ({owner}): run the sandbox's commands as the user that owns that directory (or "
+            f"as root), or make it writable by {user}. No program ran.")
 
 
 def main():
     """Run one request from stdin; records on stdout (see the module docstring).
 
-    Order matters: the request file is unlinked and this process made non-dumpable (its ``/proc`` entries, its
-    descriptors and memory closed to processes of the same uid) before the worker is forked, and the request is read
-    only after, so the tests never enter the worker's memory.
+    Order matters:
+
+    1. the request file (remote backends) is removed, and verified gone (:func:`_stdin_exposure`): if it cannot be,
+       the judge writes one ``{"infra": true, "error"}`` record (the host's ``infra_error``: no reward, retried on
+       another sandbox) and starts nothing: fail closed, no worker ever exists while the request can be read;
+    2. this process is made non-dumpable (its ``/proc`` entries, its descriptors and memory closed to processes of
+       the same uid) and a child subreaper, so that every process the code starts, daemons included, stays among its
+       descendants; as root, every process and temporary file of ``nobody`` is removed (what a run killed before
+       its end left);
+    3. the worker is forked, then the zygote (which drops the worker's pipe ends), and only then is the request read:
+       the tests never enter the worker's memory. Every record after it carries the signature of the request's
+       ``key`` when it has one (:func:`.base.record_mac`): on a remote sandbox the program may be able to write into
+       the command's output, and the host keeps only signed records;
+    4. at the end, and on SIGTERM, SIGINT or SIGHUP (coreutils ``timeout`` sends SIGTERM before SIGKILL), every
+       descendant is stopped then killed and, as root, every process of ``nobody`` too; the worker's home is
+       removed. With a ``budget_s`` in the request (the backend's time limit for the whole command) the program's
+       requests stop :data:`.base.CLEANUP_MARGIN_S` before it, so that this cleanup ends before the service's own
+       kill, which would orphan what the code started.
     """
+    started = time.monotonic()
     result_fd = os.dup(1)  # the result channel: the worker never holds it
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the file-size limit fails instead of killing
-    _forget_stdin_file()
-    try:
-        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    home = None
-    if os.geteuid() == 0 or not os.access(".", os.W_OK):
-        # A directory of the worker's own (removed at the end): a compiled program's files, or anything the code
-        # writes, go there; as root, the worker runs as nobody in it.
-        home = private_home("trl-sandbox-worker-")
-        WORKER_HOME[0] = home
-    out_r, out_w = os.pipe()
-    worker = spawn_worker(result_fd, out_r, out_w, home)  # before the request is read
-    worker.respawn = start_zygote(result_fd, home)  # fresh workers after a crash: also forked before the read
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
-    ORIGINAL_STREAMS[0] = sys.stdout
-    add_packages()  # for the tests' own imports (KodCode's test files import numpy, pandas...)
+
+    key = []  # the request's key, once read: every later record carries its signature
 
     def emit(record):
+        if key:
+            record = {**record, "mac": record_mac(key[0], record)}
         data = (json.dumps(record) + "\n").encode()
         while data:
             data = data[os.write(result_fd, data):]
 
-    req = json.loads(sys.stdin.buffer.read())
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    emit({"ready": True})
-    n = MODES[req["mode"]](emit, worker, req, float(req.get("test_timeout_s", 5.0)))
-    truncated = worker.output is not None and worker.output.truncated
-    output = worker.close()
-    emit({"done": n})
-    # What the code printed, JSON-escaped on the result channel (it cannot add records), for error messages.
-    emit({"output": output.decode("utf-8", errors="replace"), "truncated": truncated})
-    if home is not None:
-        import shutil
+    exposure = _stdin_exposure()
+    if exposure is not None:
+        emit({"infra": True, "error": exposure})
+        os._exit(0)
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    import trl_sandbox_reaper  # the archive's copy of trl_sandbox/backends/_reaper.py (see .archive)
 
-        shutil.rmtree(home, ignore_errors=True)
-    os._exit(0)
+    trl_sandbox_reaper.become_subreaper()
+    root = os.geteuid() == 0
+    if root:
+        sweep_uid(NOBODY)
+    home = None
+    if not own_sandbox():
+        # A directory of the worker's own (removed at the end): a compiled program's files, or anything the code
+        # writes, go there, not into the sandbox's working directory, which the next command uses; as root, the
+        # worker runs as nobody in it.
+        home = private_home("trl-sandbox-worker-")
+        WORKER_HOME[0] = home
+
+    def leave(status):
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)  # once: a second signal does not start the cleanup again
+        trl_sandbox_reaper.kill_descendants(time.monotonic() + 5.0)
+        if root:
+            sweep_uid(NOBODY)
+        if home is not None:
+            import shutil
+
+            shutil.rmtree(home, ignore_errors=True)
+        os._exit(status)
+
+    status = 1
+    try:
+        out_r, out_w = os.pipe()
+        worker = spawn_worker(result_fd, out_r, out_w, home)  # before the request is read
+        # fresh workers after a crash: also forked before the read, without the first worker's pipe ends
+        worker.respawn = start_zygote(result_fd, home, close=(worker.cmd_w, worker.reply_r, out_r))
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, lambda number, _frame: leave(128 + number))
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+        ORIGINAL_STREAMS[0] = sys.stdout
+        add_packages()  # for the tests' own imports (KodCode's test files import numpy, pandas...)
+
+        req = json.loads(sys.stdin.buffer.read())
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        if isinstance(req.get("key"), str):
+            key.append(req["key"])
+        budget = req.get("budget_s")
+        if budget:
+            worker.cap = started + max(float(budget) / 2, float(budget) - CLEANUP_MARGIN_S)
+        emit({"ready": True})
+        n = MODES[req["mode"]](emit, worker, req, float(req.get("test_timeout_s", 5.0)))
+        truncated = worker.output is not None and worker.output.truncated
+        trl_sandbox_reaper.kill_descendants(time.monotonic() + 5.0)  # nothing the code started writes any more
+        output = worker.close()
+        emit({"done": n})
+        # What the code printed, JSON-escaped on the result channel (it cannot add records), for error messages.
+        emit({"output": output.decode("utf-8", errors="replace"), "truncated": truncated})
+        status = 0
+    except BaseException:  # noqa: BLE001 - the judge failed: the host sees no "done" (an error), the cleanup runs
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        leave(status)

@@ -12,12 +12,10 @@ import io
 import json
 import os
 import signal
-import stat
 import sys
-import time
 
-from .base import NOBODY, harness_file
-from .processes import confine, private_home
+from .base import NOBODY
+from .processes import confine, own_sandbox, private_home, sweep_uid, worker_environment
 from .stdio import memory_file
 from .wire import read_up_to, write_all
 from .worker import Quitter
@@ -125,95 +123,11 @@ def session_main(isolated=True):
         write_all(reply_fd, json.dumps(reply).encode() + b"\n")
 
 
-def _own_sandbox():
-    """True when this process runs where the backend isolates each execution by itself (the local backend: a fresh,
-    writable scratch directory that is not the harness's own, an unprivileged uid); False on a remote backend, whose
-    commands all run in the sandbox's one working directory, as the sandbox's user."""
-    here = os.path.dirname(harness_file())
-    return (os.geteuid() != 0 and os.access(".", os.W_OK)
-            and os.path.realpath(os.getcwd()) != os.path.realpath(here))
-
-
-#: Where an unprivileged process can leave files in a sandbox (world-writable directories).
-_SHARED_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
-
-
-def _sweep(uid):
-    """Remove what processes of ``uid`` left in this sandbox: kill every process of that uid (through a helper that
-    takes that uid, so the signal reaches nothing else), then remove the files and directories that uid owns in the
-    world-writable temporary directories (:data:`_SHARED_TEMP_DIRS` and the world-writable directories in them).
-    Runs as root."""
-    import shutil
-    import tempfile
-
-    def alive():
-        # /proc/<pid>/status, not the owner of /proc/<pid>: a process that made itself non-dumpable shows as root's
-        found = 0
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    with open("/proc/%s/status" % name, "rb") as f:
-                        for line in f:
-                            if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
-                                break  # a zombie: dead already, reaped by its parent whenever it wants
-                            if line.startswith(b"Uid:"):
-                                found += uid in [int(x) for x in line.split()[1:]]
-                                break
-                except (OSError, ValueError):
-                    pass
-        return found
-
-    deadline = time.monotonic() + 5.0
-    while True:
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                for _ in range(20):  # a fork bomb may add processes between two rounds
-                    try:
-                        os.kill(-1, signal.SIGKILL)  # every process this uid may signal, this one excepted
-                    except OSError:
-                        break
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-        if not alive() or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-
-    def clear(directory):
-        # what uid owns goes; a world-writable directory of another owner (/tmp/.X11-unix) is searched too
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_uid == uid:
-                if stat.S_ISDIR(st.st_mode):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(entry.path)
-                    except OSError:
-                        pass
-            elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
-                clear(entry.path)
-
-    for directory in {os.path.realpath(d) for d in (*_SHARED_TEMP_DIRS, tempfile.gettempdir())}:
-        clear(directory)
-
-
 def _supervised_session():
     """An interpreter session on a remote backend, where one sandbox serves one session after another: this process
     stays as a supervisor and forks the session (:func:`session_main`) into a directory of its own, with
     no-new-privs. As root (a remote sandbox's default user), the session runs as ``nobody``, and the supervisor
-    sweeps what ``nobody`` left (:func:`_sweep`: processes, daemons included, and files in the temporary
+    sweeps what ``nobody`` left (:func:`.processes.sweep_uid`: processes, daemons included, and files in the temporary
     directories) before the session starts and after it ends, so that no rollout sees another's state: the session
     says ``isolated``. As another user it cannot sweep: the session says it is not isolated, and the host does not
     give its sandbox to another session. The supervisor holds stdout until it is done, so the host sees the command
@@ -222,16 +136,16 @@ def _supervised_session():
 
     root = os.geteuid() == 0
     if root:
-        _sweep(NOBODY)
+        sweep_uid(NOBODY)
     home = private_home("trl-sandbox-session-")
     pid = os.fork()
     if pid == 0:
         try:
             confine(home)
-            os.environ["HOME"] = os.environ["TMPDIR"] = home
-            for name in list(os.environ):
-                if name.startswith("TRL_SANDBOX_"):
-                    del os.environ[name]
+            env = worker_environment(home)  # the worker's: nothing of the service's environment (tokens...)
+            env.pop("TRL_SANDBOX_PACKAGES", None)  # what a cell may import is the interpreter's own
+            os.environ.clear()
+            os.environ.update(env)
         except BaseException as exc:  # noqa: BLE001 - never run cells half set up
             os.write(2, ("trl-sandbox: session setup failed: %s\n" % (exc,)).encode())
             os._exit(70)
@@ -255,7 +169,7 @@ def _supervised_session():
         except InterruptedError:
             continue
     if root:
-        _sweep(NOBODY)
+        sweep_uid(NOBODY)
     shutil.rmtree(home, ignore_errors=True)
     os._exit(0)
 
@@ -263,7 +177,7 @@ def _supervised_session():
 def run():
     """``python harness.pyz session``: a session of its own where the backend isolates each execution (the local
     backend), else a supervised one (see :func:`_supervised_session`). Never returns."""
-    if _own_sandbox():
+    if own_sandbox():
         session_main()
         os._exit(0)
     _supervised_session()

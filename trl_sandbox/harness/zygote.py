@@ -53,17 +53,32 @@ def _zygote(sock, home):
     os._exit(0)
 
 
-def start_zygote(result_fd, home):
+def start_zygote(result_fd, home, close=()):
     """Fork the zygote (before the request is read); returns ``spawn()``, which returns a fresh :class:`Worker`
-    (raises OSError when the zygote is gone). ``result_fd``: the judge's result channel, closed in the zygote."""
+    (raises OSError when the zygote is gone).
+
+    Args:
+        result_fd: The judge's result channel, closed in the zygote.
+        home: The workers' directory (see :func:`.processes.spawn_worker`).
+        close: The judge's other descriptors that neither the zygote nor its workers may hold: the first worker's
+            pipe ends (its command pipe's write end, its reply and output pipes' read ends). A fresh worker that
+            held them could write commands to the dead worker's pipe or read what it printed.
+    """
     judge_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         judge_end.close()
-        try:
-            os.close(result_fd)
+        for fd in (result_fd, *close):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:  # the request arrives on stdin after this fork: the zygote keeps no way to it
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.close(devnull)
         except OSError:
-            pass
+            os._exit(70)
         _zygote(zygote_end, home)
     zygote_end.close()
 
