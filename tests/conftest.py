@@ -48,6 +48,16 @@ def safety_net():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def uid_registry():
+    """At the end, the sandbox uid registry's files that no live process holds (tests kill training processes and
+    Ray actors on purpose, which cannot release their uids) are removed: the tests leave no file behind."""
+    yield
+    from trl_sandbox.backends import _uids
+
+    _uids.sweep()
+
+
+@pytest.fixture(scope="session", autouse=True)
 def pacing_lock_dir():
     """The remote backends' creation-pacing lock files (see ``backends/_remote.Pacer``) in a directory of the session,
     removed at the end: the tests leave no file behind."""

@@ -467,3 +467,28 @@ def test_runs_entering_and_leaving_one_root_and_cgroup_parent_at_once_never_fail
     assert errors == []
     assert not root.exists()
     assert not any(p.exists() for p in own_cgroup_parent or ())
+
+
+def test_the_uid_registry_never_hands_out_a_held_uid_and_sweeps_what_the_dead_left(tmp_path, monkeypatch):
+    """Claims of one process and of another never share a uid; a claim whose holder died (its file stays, unlocked)
+    is swept; a held one never is."""
+    import subprocess
+    import sys
+
+    from trl_sandbox.backends import _uids
+
+    monkeypatch.setenv(_uids.REGISTRY_ENV, str(tmp_path / "uids"))
+    mine = [_uids.claim(0) for _ in range(3)]
+    assert len({c.uid for c in mine}) == 3
+    script = ("import json, os\nfrom trl_sandbox.backends import _uids\n"
+              "print(json.dumps([_uids.claim(0).uid for _ in range(3)]), flush=True)\nos._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60,
+                         env={**os.environ, _uids.REGISTRY_ENV: str(tmp_path / "uids")}).stdout
+    theirs = __import__("json").loads(out)  # that process died holding them: its files stay, unlocked
+    assert not {c.uid for c in mine} & set(theirs)
+    assert sorted(int(p.name) for p in (tmp_path / "uids").iterdir()) == sorted([c.uid for c in mine] + theirs)
+    assert _uids.sweep() == 3
+    assert sorted(int(p.name) for p in (tmp_path / "uids").iterdir()) == sorted(c.uid for c in mine)
+    for claim in mine:
+        claim.release()
+    assert not (tmp_path / "uids").exists()

@@ -6,7 +6,8 @@ make an honest completion of the other sandbox fail (a thread or a compiler that
 many processes at once (the ranks of a run, each Ray actor, other runs of the host), so a uid is claimed in a registry
 that every process of the host shares: one file per uid in :func:`registry_dir`, held with an exclusive ``flock`` for
 as long as the sandbox lives. The kernel releases the lock when its holder dies, so a run that was killed never keeps
-its uids; the holder unlinks the file when it releases the uid.
+its uids; the holder unlinks the file when it releases the uid, and :func:`sweep` removes the files of holders that
+died (each backend sweeps when it starts).
 """
 
 from __future__ import annotations
@@ -58,6 +59,42 @@ class UidClaim:
             os.rmdir(self._path.parent)
 
 
+def _take(path: Path) -> int | None:
+    """An open descriptor of ``path`` holding its lock, when no one else holds it and it is still the file at that
+    name (its last holder may have unlinked it between our open and our lock); else None."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+            return fd
+    except OSError:  # held by another sandbox (BlockingIOError), or unlinked (FileNotFoundError)
+        pass
+    os.close(fd)
+    return None
+
+
+def sweep() -> int:
+    """Remove the registry's files that no live process holds (left by runs killed before they released their uids),
+    and the directory when nothing is left; never a held one. Returns how many were removed."""
+    directory = registry_dir()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        fd = _take(directory / name) if name.isdigit() else None
+        if fd is not None:
+            UidClaim(int(name), fd, directory / name).release()  # removes the directory after the last one
+            removed += 1
+    with contextlib.suppress(OSError):
+        os.rmdir(directory)  # empty already (only when nothing is held: rmdir refuses a directory with files)
+    return removed
+
+
 def claim(hint: int = 0) -> UidClaim:
     """Claim a free uid of ``[UID_BASE, UID_BASE + UID_SPAN)``, starting the search at ``UID_BASE + hint % UID_SPAN``.
 
@@ -71,21 +108,14 @@ def claim(hint: int = 0) -> UidClaim:
         for _attempt in range(5):  # the directory may be removed by another process's last release meanwhile
             try:
                 directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
             except FileNotFoundError:
                 continue
             except OSError as exc:
                 raise InfrastructureError(f"local backend: cannot use the sandbox uid registry {directory}: {exc}; "
                                           f"set {REGISTRY_ENV} to a directory of this host that root can write")
-            break
-        else:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # Held: but the file may have been released (unlinked) by its last holder between our open and our lock.
-            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+            fd = _take(path)
+            if fd is not None:
                 return UidClaim(uid, fd, path)
-        except OSError:  # held by another sandbox (BlockingIOError), or unlinked (FileNotFoundError)
-            pass
-        os.close(fd)
+            break
     raise InfrastructureError(f"local backend: all {UID_SPAN} sandbox uids of this host are in use")

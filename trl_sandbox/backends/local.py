@@ -208,6 +208,8 @@ class LocalBackend(Backend):
             presence, created = enter_root(self.root_dir, private=self._default_root)
         except OSError as exc:
             raise ConfigurationError(f"local backend: cannot use {self.root_dir} as root_dir: {exc}") from exc
+        if self._is_root:  # the uids of runs killed before they could release them
+            await anyio.to_thread.run_sync(_uids.sweep)
         self._landlock_abi = _landlock.abi_version()
         self._seccomp = _seccomp.supported()
         self._cgroups = Cgroups.writable()
