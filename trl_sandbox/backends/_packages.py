@@ -250,6 +250,7 @@ class Readable:
         self.readable, self.listable = carve(roots, self.hidden)
         self.view: Path | None = None
         self.offered: list[str] = []
+        self._before: list[str] = []  # what was readable before :meth:`offer` (for :meth:`withdraw`)
 
     def widen(self, paths: Iterable[str]) -> None:
         """Make ``paths`` readable too (a toolchain found later), but for the installed-package directories."""
