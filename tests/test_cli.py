@@ -244,24 +244,57 @@ def test_train_without_the_hub_is_one_line(tmp_path):
     one_line_error(result, "cannot load the model 'no-such-org/no-such-model'", "--model tiny")
 
 
-def test_ctrl_c_on_score_stops_at_once_and_quietly(tmp_path, own_sandbox_root):
+def test_ctrl_c_on_score_stops_at_once_quietly_and_keeps_what_was_scored(tmp_path, own_sandbox_root):
     """SIGINT while 200 slow completions are being scored: the command stops (its work cancelled, its sandboxes
-    deleted) with one line, exit code 130, and none of the "pool is closed" warnings of the cancelled completions."""
+    deleted) with one line, exit code 130, and none of the "pool is closed" warnings of the cancelled completions;
+    the results scored before the interrupt are in ``--out``, in input order, each with its sample's index, and the
+    line says how many were kept. The signal is sent once results have been written, however slow the machine."""
+    import re
     import signal
     import time
 
     slow = "import time\ntime.sleep(0.5)\n" + HE[0]["prompt"] + HE[0]["canonical_solution"]
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": slow}] * 200)
+    out = tmp_path / "results.jsonl"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "trl_sandbox.cli", "score", "--tasks", "humaneval", "--completions", samples,
-         "--pool-size", "2", "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)})],
+         "--out", str(out), "--pool-size", "2", "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)})],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(4)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=20)  # before: about 30 s, and thousands of warnings
+    try:
+        deadline = time.monotonic() + 240
+        while not (out.exists() and out.read_text().count("\n") >= 3):
+            assert proc.poll() is None and time.monotonic() < deadline, "no result was written"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)  # before: about 30 s, and thousands of warnings
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 130, err[-2000:]
     assert "interrupted" in err and "Traceback" not in err and "infrastructure error" not in err, err[-2000:]
+    kept = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(kept) >= 3 and all(r["status"] == "passed" for r in kept), kept
+    indexes = [r["index"] for r in kept]
+    assert indexes == sorted(set(indexes)) and set(indexes) <= set(range(200)), indexes
+    said = re.search(r"kept the (\d+) of 200 results", err)
+    assert said and int(said.group(1)) == len(kept), err[-2000:]
+
+
+def test_score_lines_carry_their_sample_index_in_input_order(tmp_path, own_sandbox_root):
+    samples = write_samples(tmp_path / "s.jsonl", [
+        {"task_id": HE[i % 3]["task_id"], "completion": HE[i % 3]["canonical_solution"] if i % 2 else "pass"}
+        for i in range(8)])
+    out = tmp_path / "r.jsonl"
+    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", str(out), "--pool-size", "2",
+                 "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)}))
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["index"] for r in lines] == list(range(8))
+    assert [r["task_id"] for r in lines] == [HE[i % 3]["task_id"] for i in range(8)]
+    assert [r["passed"] for r in lines] == [bool(i % 2) for i in range(8)]
+    assert not list(tmp_path.glob("r.jsonl.tmp-*"))
 
 
 def test_plots_break_errors_down_and_count_whole_steps(tmp_path):

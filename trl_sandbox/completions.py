@@ -100,6 +100,27 @@ def is_continuation(code: str) -> bool:
     return first[:1] in (" ", "\t")
 
 
+def close_header(prefix: str) -> str:
+    """``prefix`` with an open last header closed: a code prefix that ends in a signature without a body (an
+    MBPP-style row whose prompt is ``def inc(x):``) gets a ``pass`` body at its indentation, so that a completion
+    that writes the whole function after it runs as it would alone (its own definition replaces the closed one, the
+    prefix's imports and helpers stay), instead of failing with ``IndentationError``. A prefix that parses, or that
+    a ``pass`` does not mend, is returned unchanged (an empty string stays empty)."""
+    try:
+        ast.parse(prefix)
+        return prefix
+    except (SyntaxError, ValueError):
+        pass
+    last = next((line for line in reversed(prefix.splitlines()) if line.strip()), "")
+    indent = last[: len(last) - len(last.lstrip())]
+    closed = prefix.rstrip("\n") + "\n" + indent + "    pass\n"
+    try:
+        ast.parse(closed)
+    except (SyntaxError, ValueError):
+        return prefix
+    return closed
+
+
 #: Top-level statements kept after a function-body continuation: definitions the body may use.
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
                 ast.AnnAssign)

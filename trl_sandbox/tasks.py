@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .banned import runtime_bans
-from .completions import body_and_definitions, extract_code, is_continuation
+from .completions import body_and_definitions, close_header, extract_code, is_continuation
 from .errors import InfrastructureError, TaskFormatError
 from .formats import check_format, parse_compare, read_row
 from .formats._common import str_list
@@ -243,14 +243,17 @@ class Task:
         :func:`~trl_sandbox.completions.body_and_definitions`); any other completion is appended after the prefix
         whole, so a completion that defines the function replaces the prefix's docstring-only definition while the
         prefix's imports and helpers stay available. ``mbpp``: the prefix (``starter_code``, usually none) and the
-        completion. ``stdio``: the completion alone.
+        completion. A completion that is not a continuation after a prefix ending in a bare signature
+        (``def inc(x):``) stands alone: the signature gets a ``pass`` body first
+        (:func:`~trl_sandbox.completions.close_header`), as HumanEval's docstring is a body. ``stdio``: the
+        completion alone.
         """
         if self.format in ("humaneval", "call"):
             if is_continuation(code):
                 return self.prompt + body_and_definitions(code)
-            return self.prompt + "\n" + code if self.prompt else code
+            return close_header(self.prompt) + "\n" + code if self.prompt else code
         if self.format == "mbpp" and self.prompt:
-            return self.prompt + "\n" + code
+            return (self.prompt if is_continuation(code) else close_header(self.prompt)) + "\n" + code
         if self.header:
             return self.header + "\n" + code
         return code
