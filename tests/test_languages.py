@@ -288,3 +288,70 @@ def check_remote_languages(config):
         results = scorer.score([task] * 3, completions)
     assert [(r.status, r.tests_passed) for r in results] == [("passed", 4), ("passed", 4), ("compile_error", 0)], [
         r.error for r in results]
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o700], ids=["readable", "private"])
+def test_a_toolchain_linked_from_elsewhere_runs_when_the_sandbox_users_can_reach_it(mode, sandbox_root, monkeypatch):
+    """A toolchain installed outside the system directories and linked onto the sandboxes' ``PATH`` (what
+    ``.ci/toolchains`` does with a toolchain the user has, e.g. Node under ``/opt``): its prefix becomes readable to
+    the sandboxes, and its completions are judged. Under a directory other users cannot search (a rustup toolchain
+    under ``/root``), it is not offered: ``invalid_task``, not a wrong answer."""
+    need("javascript")
+    import dataclasses
+    import tempfile
+
+    from trl_sandbox import languages
+    from trl_sandbox.backends import local
+
+    home = Path(tempfile.mkdtemp(prefix="trl-sandbox-toolchain-"))
+    try:
+        (home / "opt" / "node" / "bin").mkdir(parents=True)
+        node = home / "opt" / "node" / "bin" / "node"
+        try:
+            os.link(os.path.realpath(shutil.which("node", path="/usr/local/bin:/usr/bin:/bin")), node)
+        except OSError:  # another file system
+            shutil.copy2(os.path.realpath(shutil.which("node", path="/usr/local/bin:/usr/bin:/bin")), node)
+        (home / "bin").mkdir()
+        (home / "bin" / "their-node").symlink_to(node)
+        home.chmod(mode)
+        js = LANGUAGES["javascript"]
+        fake = dataclasses.replace(js, compile=tuple("their-node" if a == "node" else a for a in js.compile),
+                                   run=tuple("their-node" if a == "node" else a for a in js.run),
+                                   toolchain=("their-node",))
+        monkeypatch.setitem(languages.LANGUAGES, "javascript", fake)
+        monkeypatch.setitem(local._BASE_ENV, "PATH", f"{home / 'bin'}:/usr/local/bin:/usr/bin:/bin")
+        config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=5.0, sandbox_completion_timeout=60.0,
+                               sandbox_backend_options={"root_dir": str(sandbox_root)})
+        with Scorer.from_config(config) as scorer:
+            results = scorer.score([Task.from_row(ROW)] * 2, [answer("javascript", PROGRAMS["javascript"][k])
+                                                               for k in ("right", "wrong")])
+        if mode == 0o755:
+            assert [r.status for r in results] == ["passed", "failed"], [r.error for r in results]
+        else:
+            assert [r.status for r in results] == ["invalid_task"] * 2, [r.error for r in results]
+            assert "cannot run its JavaScript toolchain (their-node: Permission denied)" in results[0].error
+            assert results[0].reward is None
+    finally:
+        home.chmod(0o700)
+        shutil.rmtree(home)
+
+
+def test_a_toolchain_prefix_holding_python_packages_is_never_made_readable(tmp_path):
+    """A ``node`` in a virtual environment's ``bin``: its prefix is the environment, whose ``site-packages`` may hold
+    task data; it is not made readable (the sandboxes' Landlock list does not grow)."""
+    from trl_sandbox.backends._toolchains import _extra_dirs, unusable_reason
+
+    venv = tmp_path / "venv"
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (venv / "bin").mkdir()
+    tool = venv / "bin" / "node"
+    tool.write_text("")
+    tool.chmod(0o755)
+    assert _extra_dirs("javascript", [str(tool)], ("/usr", "/bin")) == []
+    opt = tmp_path / "opt" / "node"
+    (opt / "bin").mkdir(parents=True)
+    (opt / "bin" / "node").symlink_to(tool)
+    (opt / "bin" / "rustc").write_text("")
+    assert _extra_dirs("rust", [str(opt / "bin" / "rustc")], ("/usr", "/bin")) == [str(opt)]
+    (opt / "bin" / "rustc").chmod(0o700)
+    assert "not executable by other users" in unusable_reason(str(opt / "bin" / "rustc"))

@@ -14,6 +14,7 @@ toolchain is upgraded.
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
@@ -30,21 +31,73 @@ logger = logging.getLogger(__name__)
 
 
 def _tools(language: str, path: str) -> list[str] | None:
-    """The executables of ``language``'s toolchain on ``path``, or None when one is missing."""
+    """The executables of ``language``'s toolchain on ``path``, or None when one is missing or the sandbox users
+    cannot run it (see :func:`unusable_reason`)."""
     tools = [shutil.which(name, path=path) for name in LANGUAGES[language].toolchain]
-    return [str(t) for t in tools] if all(tools) else None
+    if not all(tools):
+        return None
+    for tool in tools:
+        reason = unusable_reason(str(tool))
+        if reason is not None:
+            logger.warning("trl-sandbox local backend: %s is on the sandboxes' PATH but they cannot run it: %s",
+                           tool, reason)
+            return None
+    return [str(t) for t in tools]
+
+
+def unusable_reason(tool: str) -> str | None:
+    """Why a user other than the file's owner and group (a sandbox uid) cannot run ``tool``, or None when it can:
+    the real file (links followed) must be executable by others and every directory above it searchable by others,
+    as the kernel's permission check asks of a sandbox uid. A rustup toolchain under ``/root`` (mode 0700) fails
+    here even when a link to it sits in ``/usr/local/bin``."""
+    real = os.path.realpath(tool)
+    try:
+        if not os.stat(real).st_mode & 0o001:
+            return f"{real} is not executable by other users"
+        parent = os.path.dirname(real)
+        while parent not in ("/", ""):
+            mode = os.stat(parent).st_mode
+            if not mode & 0o001:
+                return f"{parent} (mode {mode & 0o777:04o}) is not searchable by other users"
+            parent = os.path.dirname(parent)
+    except OSError as exc:
+        return f"{real}: {exc.strerror}"
+    return None
+
+
+def _holds_python_packages(root: str) -> bool:
+    """Whether directory ``root`` holds installed Python packages (``lib*/python*/*-packages``: a virtual environment,
+    a Python prefix), which sandboxed code must not read whole (see :mod:`._packages`)."""
+    return bool(glob.glob(os.path.join(glob.escape(root), "lib*", "python*", "*-packages")))
 
 
 def _extra_dirs(language: str, tools: list[str], system_dirs: tuple[str, ...]) -> list[str]:
-    """Directories outside ``system_dirs`` that ``language``'s toolchain reads. The JDK's ``conf`` files link into
-    ``/etc`` (its ``java.security``), which Landlock would otherwise hide; nothing else of ``/etc`` becomes
-    readable."""
+    """Directories outside ``system_dirs`` that ``language``'s toolchain reads.
+
+    - A tool whose real file is elsewhere (a link in ``/usr/local/bin`` to a toolchain in ``/opt``, or to the
+      ``bin/rustc`` of a rustup toolchain's sysroot): its toolchain's prefix, the directory above its ``bin``
+      (rustc finds its standard library there, g++ its headers, node its modules). A prefix that holds Python
+      packages (a virtual environment's ``bin/node``) or is ``/`` is never made readable: the tool is then left to
+      fail in the sandbox with its own error, and a warning says why.
+    - Java: the JDK's ``conf`` files link into ``/etc`` (its ``java.security``), which Landlock would otherwise hide;
+      nothing else of ``/etc`` becomes readable."""
     extra: set[str] = set()
+    inside = tuple(p.rstrip("/") + "/" for p in system_dirs)
+    for tool in tools:
+        real = os.path.realpath(tool)
+        if real.startswith(inside):
+            continue
+        prefix = os.path.dirname(os.path.dirname(real))
+        if prefix in ("/", "") or _holds_python_packages(prefix):
+            logger.warning("trl-sandbox local backend: %s (%s) is not made readable to the sandboxes: %s", prefix,
+                           tool, "it is /" if prefix in ("/", "") else "it holds Python packages")
+            continue
+        extra.add(prefix)
     if language == "java":
         conf = Path(os.path.realpath(tools[0])).parent.parent / "conf"
         for file in conf.rglob("*") if conf.is_dir() else ():
             real = os.path.realpath(file)
-            if not real.startswith(tuple(p + "/" for p in system_dirs)):
+            if not real.startswith(inside):
                 extra.add(os.path.dirname(real))
     return _outermost(extra)
 

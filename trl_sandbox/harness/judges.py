@@ -360,6 +360,10 @@ def _build_in_worker(emit, worker, req, build):
         emit({"load": "unsupported", "error": "the sandbox has no %s toolchain (%s not found): install it there (%s)"
               % (title, reply["missing"], build.get("install") or "see the docs")})
         return False
+    if reply.get("denied"):
+        emit({"load": "unsupported", "error": "the sandbox cannot run its %s toolchain (%s): install it where other "
+              "users can read it (%s)" % (title, reply["denied"], build.get("install") or "see the docs")})
+        return False
     if reply.get("forbidden"):
         emit({"load": "unsupported", "error": "%s programs need to start processes, which this sandbox forbids "
               "(%s); run with namespaces or a pids cgroup, or on a remote backend" % (title, reply["forbidden"])})

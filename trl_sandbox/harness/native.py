@@ -80,7 +80,8 @@ def build_program(build, program, timeout):
     """Write ``program`` to ``build["source"]`` in the working directory and run the compiler (``build["compile"]``;
     none for interpreted languages), for at most ``timeout`` seconds. Returns ``{"ok": True}``, ``{"ok": False,
     "error": the compiler's message tail, "timeout"?: True}``, or ``{"ok": False, "missing": executable}`` when the
-    toolchain is not installed, or ``{"ok": False, "forbidden": reason}`` when this sandbox may not create
+    toolchain is not installed, ``{"ok": False, "denied": reason}`` when the sandbox may not read or run it, or
+    ``{"ok": False, "forbidden": reason}`` when this sandbox may not create
     processes."""
     source = str(build["source"])
     if "/" in source or source.startswith("."):
@@ -99,7 +100,9 @@ def build_program(build, program, timeout):
         os.close(out_fd)
         if exc.errno == 2:  # ENOENT
             return {"ok": False, "missing": argv[0]}
-        if exc.errno in (1, 11, 13):  # EPERM, EAGAIN, EACCES: no process may be created or run here
+        if exc.errno == 13:  # EACCES: the file, or a directory above it, is closed to the sandbox (mode, Landlock)
+            return {"ok": False, "denied": "%s: %s" % (argv[0], exc.strerror)}
+        if exc.errno in (1, 11):  # EPERM, EAGAIN: no process may be created here
             return {"ok": False, "forbidden": "cannot run %s: %s" % (argv[0], exc.strerror)}
         raise
     finally:
