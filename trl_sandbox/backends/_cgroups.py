@@ -361,7 +361,12 @@ def _kill_members(group: Path) -> None:
     for pid in _members(group):
         try:
             pidfd = os.pidfd_open(pid)
-        except OSError:  # gone
+        except ProcessLookupError:  # gone
+            continue
+        except OSError:  # no pidfd_open (Linux < 5.3): by pid, just after seeing it in the group
+            if pid in _members(group):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
             continue
         try:
             if pid in _members(group):
