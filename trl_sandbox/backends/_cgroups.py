@@ -321,7 +321,7 @@ def find_orphans(bases: Iterable[Path], *, skip: Callable[[str], bool] = lambda 
                 pid = _read_record(fd).get("pid")
             finally:
                 os.close(fd)
-            left = len({pid for g in groups for pid in _members(g)})
+            left = len({member for g in groups for member in _members(g)})
             reason = f"its run's process {pid} is gone" + (f"; {left} process(es) of it left, to kill" if left else "")
             found.append(Orphan(sandbox_id, tuple(groups), reason, recorded=True))
             continue
@@ -402,8 +402,9 @@ def remove_orphan(orphan: Orphan, wait_s: float = 10.0) -> None:
                     break
                 except OSError as exc:
                     if fd is None or time.monotonic() > deadline:
-                        raise InfrastructureError(f"local backend: cannot remove cgroup {group}: {exc} "
-                                                  f"({len(_members(group))} process(es) in it)") from None
+                        raise InfrastructureError(f"local backend: cannot remove cgroup {group}: {exc}; "
+                                                  f"{len(_members(group))} process(es) in it (see "
+                                                  f"{group / 'cgroup.procs'})") from None
                     _kill_members(group)
                     time.sleep(0.01)
         if fd is not None:
