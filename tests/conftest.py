@@ -58,6 +58,22 @@ def uid_registry():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def cgroup_leftovers():
+    """At the end, the sandbox cgroups of runs that are over (tests kill training processes and Ray actors on purpose,
+    which cannot remove theirs) are removed with their owner records: the tests leave no cgroup behind. Never a live
+    run's (see ``backends/_cgroups``), nor groups no run claims."""
+    yield
+    from trl_sandbox import InfrastructureError
+    from trl_sandbox.backends import _cgroups
+
+    found, _unclaimed = _cgroups.find_orphans(_cgroups.hierarchies())
+    for orphan in found:
+        with contextlib.suppress(InfrastructureError):
+            _cgroups.remove_orphan(orphan)
+    _cgroups.sweep_records()
+
+
+@pytest.fixture(scope="session", autouse=True)
 def pacing_lock_dir():
     """The remote backends' creation-pacing lock files (see ``backends/_remote.Pacer``) in a directory of the session,
     removed at the end: the tests leave no file behind."""

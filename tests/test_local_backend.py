@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+from pathlib import Path
 
 import anyio
 import pytest
@@ -492,3 +493,243 @@ def test_the_uid_registry_never_hands_out_a_held_uid_and_sweeps_what_the_dead_le
     for claim in mine:
         claim.release()
     assert not (tmp_path / "uids").exists()
+
+
+# -- cgroups of runs that are over ---------------------------------------------------------------------------------
+
+#: A run of the local backend in a process of its own: it prints its sandbox's id once the sandbox exists, then, for
+#: each line it reads, runs one execution and prints its output; at end of input it deletes the sandbox and closes.
+_RUN = """
+import json, sys
+import anyio
+from trl_sandbox.backends import _cgroups
+_cgroups._PARENT = sys.argv[1]
+from trl_sandbox.backends.local import LocalBackend
+
+async def main():
+    backend = LocalBackend(root_dir=sys.argv[2], fork_server=sys.argv[3] == "server")
+    await backend.start()
+    sandbox = await backend.create({"test": "cgroups"})
+    await backend.exec(sandbox, [*sandbox.python, "-c", "pass"], timeout_s=30)
+    print(json.dumps({"id": sandbox.id}), flush=True)
+    while await anyio.to_thread.run_sync(sys.stdin.readline):
+        result = await backend.exec(sandbox, [*sandbox.python, "-c", "print(6 * 7)"], timeout_s=30)
+        print(result.stdout.decode().strip(), flush=True)
+    await backend.delete(sandbox)
+    await backend.aclose()
+
+anyio.run(main)
+"""
+
+
+def test_cleanup_removes_the_cgroups_a_killed_run_left_and_never_a_live_runs(tmp_root_parent, own_cgroup_parent,
+                                                                           own_sandbox_root, tmp_path, monkeypatch,
+                                                                           capsys):
+    """A run killed with SIGKILL leaves its sandbox's cgroups (its sandbox directory then removed, as a test's
+    temporary root is): ``trl-sandbox cleanup --backend local`` lists them (``--dry-run``: only that), then kills
+    what still runs in them and removes them, and the parent groups; the groups of a live run in another process
+    (empty between its executions, without a fork server) stay, and that run goes on working."""
+    import json
+    import signal
+    import sys
+
+    from trl_sandbox.backends import _cgroups
+    from trl_sandbox.backends._host import rmtree
+    from trl_sandbox.cli import main
+
+    if not own_cgroup_parent:
+        pytest.skip("no writable cgroup v1 memory/pids hierarchy here (root on a host with cgroup v1): the local "
+                    "backend makes no cgroups to leave behind")
+    owners = tmp_path / "owners"
+    monkeypatch.setenv(_cgroups.OWNERS_ENV, str(owners))
+    parent = own_cgroup_parent[0].name
+    runs, stray = {}, None
+    try:
+        for name, mode in (("killed", "server"), ("live", "launcher")):
+            runs[name] = subprocess.Popen([sys.executable, "-c", _RUN, parent, str(tmp_root_parent / name), mode],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ids = {name: json.loads(run.stdout.readline())["id"] for name, run in runs.items()}
+        killed = [p / ids["killed"] for p in own_cgroup_parent]
+        live = [p / ids["live"] for p in own_cgroup_parent]
+        runs["killed"].kill()
+        runs["killed"].wait()
+        rmtree(tmp_root_parent / "killed")
+        # A process that outlived its run in the run's groups (only the run's launcher puts processes there).
+        stray = subprocess.Popen(["sleep", "600"])
+        for group in killed:
+            (group / "cgroup.procs").write_text(str(stray.pid))
+        assert all(g.is_dir() for g in killed + live)
+        assert not any(_cgroups._members(g) for g in live)  # the live run's groups are empty between executions
+
+        options = ["--backend", "local", "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)})]
+        capsys.readouterr()
+        assert main(["cleanup", *options, "--dry-run"]) == 0
+        out, err = capsys.readouterr()
+        assert f"{killed[0]}" in out and "process(es) of it left, to kill" in out, out
+        assert ids["live"] not in out, out
+        assert "1 leftover(s) of gone sandboxes; would remove 1" in err, err
+        assert all(g.is_dir() for g in killed + live) and stray.poll() is None
+
+        assert main(["cleanup", *options]) == 0
+        out, err = capsys.readouterr()
+        assert ids["killed"] in out and ids["live"] not in out and "removed 1" in err, (out, err)
+        assert not any(g.exists() for g in killed)
+        assert stray.wait(timeout=60) == -signal.SIGKILL
+        assert all(g.is_dir() for g in live)
+
+        runs["live"].stdin.write("again\n")
+        runs["live"].stdin.flush()
+        assert runs["live"].stdout.readline() == "42\n"
+        assert all(g.is_dir() for g in live)
+        runs["live"].stdin.close()
+        assert runs["live"].wait(timeout=120) == 0
+    finally:
+        for process in [*runs.values(), stray]:
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
+    assert not any(p.exists() for p in own_cgroup_parent)
+    assert not owners.exists()  # every owner record went with its groups
+
+
+_MOUNTS_V1 = """cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0
+cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0
+cgroup /sys/fs/cgroup/pids cgroup rw,relatime,pids 0 0
+cgroup /sys/fs/cgroup/systemd cgroup rw,relatime,name=systemd 0 0
+cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0
+"""
+_MOUNTS_V2 = """proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0
+cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime,nsdelegate,memory_recursiveprot 0 0
+cgroup2 /mnt/my\\040cgroups cgroup2 rw 0 0
+"""
+
+
+def test_orphaned_cgroups_are_told_from_live_ones_in_a_v2_tree(tmp_path, monkeypatch):
+    """The rules on a cgroup v2 layout (one ``trl-sandbox`` tree; here directories standing for it, as this machine
+    mounts v1): a group whose owner record no process holds is selected, with its process count; one whose record a
+    process holds never is; one no record claims only on request (``older_than_s``), old enough and empty; one whose
+    sandbox directory exists goes with its sandbox. Stale records (no group, no holder) are swept; others stay."""
+    import json
+    import time
+
+    from trl_sandbox.backends import _cgroups
+    from trl_sandbox.backends._host import hold
+
+    assert _cgroups.hierarchies(_MOUNTS_V1) == [Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup/pids"),
+                                                Path("/sys/fs/cgroup/unified")]
+    assert _cgroups.hierarchies(_MOUNTS_V2) == [Path("/sys/fs/cgroup"), Path("/mnt/my cgroups")]
+
+    owners = tmp_path / "owners"
+    owners.mkdir(mode=0o700)
+    monkeypatch.setenv(_cgroups.OWNERS_ENV, str(owners))
+    base = tmp_path / "cgroup2"
+    old = time.time() - 7200
+    for name, members in (("local-dead", "101\n102\n"), ("local-live", ""), ("local-unclaimed-old", ""),
+                          ("local-unclaimed-busy", "103\n"), ("local-unclaimed-new", ""), ("local-has-dir", "")):
+        group = base / "trl-sandbox" / name
+        group.mkdir(parents=True)
+        (group / "cgroup.procs").write_text(members)
+        if name != "local-unclaimed-new":
+            os.utime(group, (old, old))
+    (owners / "local-dead").write_text(json.dumps({"pid": 4242, "groups": [str(base / "trl-sandbox/local-dead")]}))
+    (owners / "local-has-dir").write_text(json.dumps({"pid": 1, "groups": [str(base / "trl-sandbox/local-has-dir")]}))
+    (owners / "local-live").write_text("{}")
+    (owners / "local-stale").write_text(json.dumps({"pid": 4243, "groups": [str(base / "trl-sandbox/local-gone")]}))
+    (owners / "local-stale-held").write_text("{}")
+    held = [hold(owners / "local-live"), hold(owners / "local-stale-held")]
+    try:
+        def select(**options):
+            found, unclaimed = _cgroups.find_orphans([base, base], skip=lambda name: name == "local-has-dir",
+                                                     **options)
+            return {o.sandbox_id: (o.recorded, o.reason, o.groups) for o in found}, unclaimed
+
+        found, unclaimed = select()
+        assert list(found) == ["local-dead"] and unclaimed == 3
+        assert found["local-dead"] == (True, "its run's process 4242 is gone; 2 process(es) of it left, to kill",
+                                       (base / "trl-sandbox/local-dead",))
+        found, unclaimed = select(older_than_s=3600)
+        assert sorted(found) == ["local-dead", "local-unclaimed-old"] and unclaimed == 2
+        assert not found["local-unclaimed-old"][0] and "created 2.0 h ago, empty" in found["local-unclaimed-old"][1]
+
+        assert _cgroups.sweep_records() == 1  # local-stale: its group is gone and no one holds it
+        assert sorted(p.name for p in owners.iterdir()) == ["local-dead", "local-has-dir", "local-live",
+                                                            "local-stale-held"]
+    finally:
+        for fd in held:
+            os.close(fd)
+
+
+def test_cleanup_selects_cgroups_no_run_claims_only_by_age_and_empty(own_cgroup_parent, own_sandbox_root, tmp_path,
+                                                                      monkeypatch, capsys, caplog):
+    """Groups with no owner record (made by a trl-sandbox that did not record owners, or by hand): whether their run
+    lives cannot be told, so cleanup only names how many it leaves; ``--older-than`` selects the empty ones older
+    than that, never one that holds a process or a younger one."""
+    import json
+    import logging
+    import time
+
+    from trl_sandbox.backends import _cgroups
+    from trl_sandbox.cli import main
+
+    if not own_cgroup_parent:
+        pytest.skip("no writable cgroup v1 memory/pids hierarchy here (root on a host with cgroup v1)")
+    monkeypatch.setenv(_cgroups.OWNERS_ENV, str(tmp_path / "owners"))
+    old = time.time() - 3 * 3600
+    busy = subprocess.Popen(["sleep", "600"])
+    try:
+        for parent in own_cgroup_parent:
+            for name in ("local-old", "local-old-busy", "local-new"):
+                (parent / name).mkdir(parents=True)
+                if name != "local-new":
+                    os.utime(parent / name, (old, old))
+            (parent / "local-old-busy" / "cgroup.procs").write_text(str(busy.pid))
+        options = ["--backend", "local", "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)})]
+        with caplog.at_level(logging.WARNING, logger="trl_sandbox.backends._cgroups"):
+            assert main(["cleanup", *options]) == 0
+        assert "3 sandbox cgroup(s) that no run claims" in caplog.text
+        assert all((p / name).is_dir() for p in own_cgroup_parent for name in ("local-old", "local-old-busy"))
+        capsys.readouterr()
+        assert main(["cleanup", *options, "--older-than", "1h"]) == 0
+        out, err = capsys.readouterr()
+        assert len(out.splitlines()) == 1 and out.startswith(f"{own_cgroup_parent[0] / 'local-old'}, "), out
+        assert "no run claims it" in out and "created 3.0 h ago, empty" in out and "removed 1" in err, (out, err)
+        assert not any((p / "local-old").exists() for p in own_cgroup_parent)
+        assert all((p / name).is_dir() for p in own_cgroup_parent for name in ("local-old-busy", "local-new"))
+    finally:
+        busy.kill()
+        busy.wait()  # reaped: out of its group
+        for group in [p / name for p in own_cgroup_parent for name in ("local-old-busy", "local-new")]:
+            if group.exists():
+                group.rmdir()
+    assert not (tmp_path / "owners").exists()
+
+
+def test_a_sandbox_whose_owner_cannot_be_recorded_still_gets_its_cgroups(own_cgroup_parent, tmp_path, monkeypatch,
+                                                                          caplog):
+    """A records' directory others may write (or one that cannot be made) is not trusted: the groups are made
+    without a record (no run claims them: cleanup leaves them), and one warning says how to fix it."""
+    import logging
+
+    from trl_sandbox.backends import _cgroups
+
+    if not own_cgroup_parent:
+        pytest.skip("no writable cgroup v1 memory/pids hierarchy here (root on a host with cgroup v1)")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(_cgroups.OWNERS_ENV, str(shared))
+    monkeypatch.setattr(_cgroups, "_unrecorded", False)
+    cgroups = _cgroups.Cgroups.writable()
+    with caplog.at_level(logging.WARNING, logger="trl_sandbox.backends._cgroups"):
+        cgroups.create("local-unrecorded-1", 1 << 30, 64)
+        cgroups.create("local-unrecorded-2", 1 << 30, 64)
+    try:
+        assert caplog.text.count("are not recorded") == 1 and _cgroups.OWNERS_ENV in caplog.text
+        assert all(g.is_dir() for g in cgroups.dirs("local-unrecorded-1").values()) and list(shared.iterdir()) == []
+        found, unclaimed = _cgroups.find_orphans(cgroups.bases.values())
+        assert found == [] and unclaimed == 2
+    finally:
+        cgroups.delete("local-unrecorded-1")
+        cgroups.delete("local-unrecorded-2")
+        cgroups.remove_parents()
+    assert shared.is_dir()  # not ours to remove

@@ -222,8 +222,10 @@ def score_main(argv: list[str]) -> int:
 
 def cleanup_main(argv: list[str]) -> int:
     """``trl-sandbox cleanup``: list, then delete, the orphaned sandboxes of a backend (see
-    :mod:`trl_sandbox.lifecycle` for what counts as an orphan). Prints one line per sandbox and a summary; with
-    ``--dry-run`` deletes nothing. Returns 0, or 1 when some deletion failed."""
+    :mod:`trl_sandbox.lifecycle` for what counts as an orphan), then what the backend left on this host for sandboxes
+    that are gone (:meth:`~trl_sandbox.backends.Backend.leftovers`: the local backend's cgroups; not with
+    ``--run-id``). Prints one line per sandbox or leftover and a summary; with ``--dry-run`` deletes nothing. Returns
+    0, or 1 when some deletion failed."""
     import anyio
 
     from .backends import get_backend
@@ -233,7 +235,8 @@ def cleanup_main(argv: list[str]) -> int:
         prog="trl-sandbox cleanup",
         description="Delete sandboxes that trl-sandbox created for runs that are over. Selected: sandboxes of "
         "--run-id; else those whose process on this host is gone, plus (with --older-than) those created longer "
-        "ago than that on any host. A live run's sandboxes on this host are never selected.",
+        "ago than that on any host, and what killed runs left on this host outside their sandboxes (local: "
+        "cgroups). A live run's sandboxes on this host are never selected.",
     ))
     # The flags of `score` and `train` for the same things: short and long (`sandbox_`) names, - or _ alike.
     parser.add_argument("--backend", "--sandbox-backend", "--sandbox_backend", dest="backend", default="local",
@@ -258,11 +261,11 @@ def cleanup_main(argv: list[str]) -> int:
     options = SandboxConfig(sandbox_backend=ns.backend, sandbox_backend_options=ns.backend_options)
     backend = get_backend(ns.backend, **(options.sandbox_backend_options or {}))
 
-    async def run() -> tuple[int, int, int]:
+    async def run() -> tuple[int, int, int, int, int]:
         await backend.start()
         try:
             orphans = await find_orphans(backend, run_id=ns.run_id, older_than_s=older_than_s)
-            deleted = failed = 0
+            deleted = failed = removed = 0
             for orphan in orphans:
                 labels = orphan.sandbox.labels
                 print(f"{orphan.sandbox.id}  run={labels.get('trl-sandbox-run')} rank={labels.get('trl-sandbox-rank')}"
@@ -276,15 +279,29 @@ def cleanup_main(argv: list[str]) -> int:
                 except TrlSandboxError as exc:
                     failed += 1
                     print(f"  could not delete {orphan.sandbox.id}: {exc}", file=sys.stderr)
-            return len(orphans), deleted, failed
+            # What the backend made outside sandboxes that are gone (after the deletions above: what they left too).
+            leftovers = [] if ns.run_id else await backend.leftovers(older_than_s=older_than_s)
+            for leftover in leftovers:
+                print(f"{leftover.name}: {leftover.reason}")
+                if ns.dry_run:
+                    continue
+                try:
+                    await backend.remove_leftover(leftover)
+                    removed += 1
+                except TrlSandboxError as exc:
+                    failed += 1
+                    print(f"  could not remove {leftover.name}: {exc}", file=sys.stderr)
+            return len(orphans), deleted, len(leftovers), removed, failed
         finally:
             await backend.aclose()
 
-    found, deleted, failed = anyio.run(run)
-    verb = "would delete" if ns.dry_run else "deleted"
-    count = found if ns.dry_run else deleted
-    print(f"trl-sandbox cleanup: {found} orphaned {ns.backend} sandbox(es); {verb} {count}"
-          + (f"; {failed} failed" if failed else ""), file=sys.stderr)
+    found, deleted, left, removed, failed = anyio.run(run)
+    summary = f"trl-sandbox cleanup: {found} orphaned {ns.backend} sandbox(es); "
+    summary += f"would delete {found}" if ns.dry_run else f"deleted {deleted}"
+    if left:
+        summary += f"; {left} leftover(s) of gone sandboxes; " + (f"would remove {left}" if ns.dry_run
+                                                                  else f"removed {removed}")
+    print(summary + (f"; {failed} failed" if failed else ""), file=sys.stderr)
     return 1 if failed else 0
 
 

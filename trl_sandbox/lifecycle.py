@@ -14,7 +14,9 @@ Deletion paths of a pool (:class:`~trl_sandbox.pool.SandboxPool`), for every bac
 An *orphan* is a sandbox this package created (label :data:`MANAGED_LABEL`) whose run is over: from this host and
 its process (label ``trl-sandbox-pid``) is gone, or (only when asked, for sandboxes of other hosts whose processes
 cannot be checked from here) older than a given age. A sandbox of a live run, a sibling training on the same
-account included, is never an orphan.
+account included, is never an orphan. What a backend made on this host outside a sandbox that is gone (the local
+backend's cgroups of a killed run) is found by :meth:`~trl_sandbox.backends.Backend.leftovers`; ``trl-sandbox
+cleanup`` lists both.
 """
 
 from __future__ import annotations

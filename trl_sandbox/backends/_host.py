@@ -1,10 +1,11 @@
 """The host's side of the local backend's processes and files: process groups and counts, pipes read and written
 without blocking, directory trees that sandboxed code made hard to remove, the sandboxes' root directory that runs of
-this host share (:func:`enter_root`, :func:`leave_root`). Also what ``lifecycle`` asks of this host
-(:func:`process_alive`)."""
+this host share (:func:`enter_root`, :func:`leave_root`), files held with ``flock`` by the process that owns what
+they name (:func:`hold`). Also what ``lifecycle`` asks of this host (:func:`process_alive`)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -25,6 +26,25 @@ def process_alive(pid: int) -> bool:
     except PermissionError:  # someone else's process: alive
         return True
     return True
+
+
+def hold(path: Path) -> int | None:
+    """An open descriptor of ``path`` holding its exclusive ``flock``, when no process holds it (this one through
+    another descriptor included) and it is still the file at that name (its last holder may have unlinked it between
+    our open and our lock); else None. The kernel releases the lock when the descriptor is closed or its process
+    dies, SIGKILL included."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+            return fd
+    except OSError:  # held by a live process (BlockingIOError), or unlinked (FileNotFoundError)
+        pass
+    os.close(fd)
+    return None
 
 
 def rmtree(path: Path, _retried: set[str] | None = None) -> None:

@@ -13,11 +13,11 @@ died (each backend sweeps when it starts).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from pathlib import Path
 
 from ..errors import InfrastructureError
+from ._host import hold
 
 #: The first sandbox uid, and how many there are.
 UID_BASE = 61000
@@ -59,23 +59,6 @@ class UidClaim:
             os.rmdir(self._path.parent)
 
 
-def _take(path: Path) -> int | None:
-    """An open descriptor of ``path`` holding its lock, when no one else holds it and it is still the file at that
-    name (its last holder may have unlinked it between our open and our lock); else None."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        if os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
-            return fd
-    except OSError:  # held by another sandbox (BlockingIOError), or unlinked (FileNotFoundError)
-        pass
-    os.close(fd)
-    return None
-
-
 def sweep() -> int:
     """Remove the registry's files that no live process holds (left by runs killed before they released their uids),
     and the directory when nothing is left; never a held one. Returns how many were removed."""
@@ -86,7 +69,7 @@ def sweep() -> int:
         return 0
     removed = 0
     for name in names:
-        fd = _take(directory / name) if name.isdigit() else None
+        fd = hold(directory / name) if name.isdigit() else None
         if fd is not None:
             UidClaim(int(name), fd, directory / name).release()  # removes the directory after the last one
             removed += 1
@@ -114,7 +97,7 @@ def claim(hint: int = 0) -> UidClaim:
             except OSError as exc:
                 raise InfrastructureError(f"local backend: cannot use the sandbox uid registry {directory}: {exc}; "
                                           f"set {REGISTRY_ENV} to a directory of this host that root can write")
-            fd = _take(path)
+            fd = hold(path)
             if fd is not None:
                 return UidClaim(uid, fd, path)
             break

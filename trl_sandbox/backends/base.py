@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InfrastructureError
 
-__all__ = ["Backend", "ExecResult", "InfrastructureError", "Sandbox", "SandboxProcess"]
+__all__ = ["Backend", "ExecResult", "InfrastructureError", "Leftover", "Sandbox", "SandboxProcess"]
 
 
 @dataclass
@@ -38,6 +38,22 @@ class Sandbox:
     labels: dict[str, str]
     workdir: str
     python: list[str]
+    data: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """Something a backend made on this host for a sandbox that is gone, left by a run that is over (the local
+    backend: a sandbox's cgroups, when its run was killed), as :meth:`Backend.leftovers` finds it.
+
+    Attributes:
+        name: What it is, for people (paths).
+        reason: Why it is left over (a short sentence).
+        data: Backend-private state. Callers must not use it.
+    """
+
+    name: str
+    reason: str
     data: Any = field(default=None, repr=False, compare=False)
 
 
@@ -216,6 +232,23 @@ class Backend(abc.ABC):
         Raises:
             InfrastructureError: the backend could not be reached.
         """
+
+    async def leftovers(self, *, older_than_s: float | None = None) -> list[Leftover]:
+        """What this backend made on this host outside its sandboxes, for sandboxes that are gone, whose run is over;
+        never a live run's. Lists only. Default: nothing (a remote backend keeps everything in its sandboxes).
+
+        Args:
+            older_than_s: Also select leftovers whose run cannot be told, made more than this many seconds ago.
+        """
+        return []
+
+    async def remove_leftover(self, leftover: Leftover) -> None:
+        """Remove ``leftover`` (from :meth:`leftovers`).
+
+        Raises:
+            InfrastructureError: it could not be removed (the message says why).
+        """
+        raise InfrastructureError(f"{self.name}: this backend leaves nothing outside its sandboxes to remove")
 
     async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
         """Start ``argv`` in ``sandbox`` as a long-lived process (an interpreter session), killed after ``timeout_s``

@@ -27,7 +27,7 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
 from ..harness.archive import HARNESS_FILES, HARNESS_NAME
-from . import _landlock, _seccomp, _uids
+from . import _cgroups, _landlock, _seccomp, _uids
 from ._cgroups import Cgroups
 from ._executions import LAUNCHER, run_launcher
 from ._host import enter_root, leave_host, processes_of, rmtree
@@ -36,7 +36,7 @@ from ._layers import PROBE, layer_names, missing_layers, probe_problems, require
 from ._packages import DEFAULT_PACKAGES, PACKAGES_ENV, PACKAGES_PROBE, Readable, packages_problem, trainer_site_packages
 from ._servers import ForkServers
 from ._toolchains import Toolchains, request_language, toolchain_dirs
-from .base import Backend, ExecResult, Sandbox, SandboxProcess
+from .base import Backend, ExecResult, Leftover, Sandbox, SandboxProcess
 
 logger = logging.getLogger(__name__)
 
@@ -213,6 +213,8 @@ class LocalBackend(Backend):
         self._landlock_abi = _landlock.abi_version()
         self._seccomp = _seccomp.supported()
         self._cgroups = Cgroups.writable()
+        if self._cgroups.bases:  # the owner records of runs killed before they made or after they removed their groups
+            await anyio.to_thread.run_sync(_cgroups.sweep_records)
         self._judge_lib = await anyio.to_thread.run_sync(copy_judge_packages, self.root_dir)
         if self._judge_lib is not None:
             self._made.append(self._judge_lib)
@@ -613,6 +615,19 @@ class LocalBackend(Backend):
             if all(have.get(k) == v for k, v in labels.items()):
                 found.append(self._handle(record["id"], have))
         return found
+
+    async def leftovers(self, *, older_than_s: float | None = None) -> list[Leftover]:
+        """The cgroups of sandboxes with no directory in ``root_dir`` whose run is over (see :mod:`._cgroups`)."""
+        found = await anyio.to_thread.run_sync(_cgroups.orphans_beside, self.root_dir, older_than_s)
+        return [Leftover(", ".join(map(str, o.groups)), o.reason, o) for o in found]
+
+    async def remove_leftover(self, leftover: Leftover) -> None:
+        """Remove an orphaned sandbox's cgroups (killing what still runs in them, when their run recorded them).
+
+        Raises:
+            InfrastructureError: a group stays (see :func:`._cgroups.remove_orphan`).
+        """
+        await anyio.to_thread.run_sync(_cgroups.remove_orphan, leftover.data)
 
 
 def _release_host(remove_cgroups: Any, claims: dict[str, _uids.UidClaim]) -> None:
