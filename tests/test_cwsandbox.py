@@ -134,8 +134,10 @@ def test_transient_errors_are_retried_and_a_dead_sandbox_is_infra_not_wrong(serv
     with Scorer.from_config(config(sandbox_pool_size=2)) as scorer:
         service.fail_execs = 2  # UNAVAILABLE twice, then fine
         (first,) = scorer.score([task], [HE["HumanEval/2"]["canonical_solution"]])
-        assert first.status == "passed"
-        assert scorer.pool.backend.stats["retries"] >= 2
+        # Both rejections met and retried (by the SDK once, by the backend the rest: how they split depends on
+        # whether the rejection arrives before the input is written, i.e. on the machine's load)
+        assert first.status == "passed" and service.fail_execs == 0
+        assert scorer.pool.backend.stats["retries"] >= 1
         # a sandbox that is gone (e.g. past its max lifetime) answers NOT_FOUND: not retried on it
         victim = scorer.pool.live_sandboxes()[0].id
         service.kill = victim

@@ -272,9 +272,17 @@ class CWSandboxBackend(Backend):
             try:
                 process = sandbox.data.exec(command, cwd=self.workdir, timeout_seconds=limit + self.exec_grace_s,
                                             stdin=True)
-                if stdin:
-                    await process.stdin.write(bytes(stdin))
-                await process.stdin.close()
+                try:
+                    if stdin:
+                        await process.stdin.write(bytes(stdin))
+                    await process.stdin.close()
+                except self.sdk.SandboxExecutionError:
+                    # The stream ended before the input went (the SDK closes the writer with a generic "stream has
+                    # failed" when the call is rejected): the call's own error says why, and a transient one (e.g.
+                    # UNAVAILABLE under load) is retried like any other. A call that ended normally without its
+                    # input is reported as this error.
+                    await process
+                    raise
                 result = await process
             except self.sdk.SandboxTimeoutError as exc:
                 if isinstance(exc, self.sdk.SandboxRequestTimeoutError):
