@@ -94,8 +94,14 @@ ATTACKS = [
     ("unix-socket-abstract", SQUARE,
      "import socket\ndef f(x):\n    s = socket.socket(socket.AF_UNIX)\n    s.connect('\\0{abstract}')\n"
      "    s.sendall(b'pwned')\n", False),
-    ("internet", SQUARE, "import socket\ndef f(x):\n    socket.create_connection(('1.1.1.1', 80), timeout=1)\n",
-     False),
+    # An address outside this machine that no network routes (TEST-NET-1, RFC 5737): no test addresses a real host.
+    # The program passes when a packet could leave: the connection times out (a route exists) or gets an answer;
+    # only a refused socket or no route at all (the sandbox's empty network) fail it.
+    ("internet", SQUARE,
+     "import errno, socket\ndef f(x):\n    s = socket.socket()\n    s.settimeout(1)\n    try:\n"
+     "        s.connect(('192.0.2.1', 80))\n    except socket.timeout:\n        return x * x\n"
+     "    except OSError as e:\n        if e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):\n            raise\n"
+     "    return x * x\n", False),
     ("netlink-raw", SQUARE,
      "import socket\ndef f(x):\n    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)\n    return 0\n", False),
     # -- host files and environment -----------------------------------------------------------------------------
