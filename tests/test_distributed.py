@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("trl")
-pytestmark = pytest.mark.slow
+#: Each launch is a subprocess bounded below pytest's timeout (240 s and 300 s).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 SCRIPT = Path(__file__).with_name("distributed_train.py")
 CONFIG = Path(__file__).resolve().parent.parent / "examples" / "launch" / "cpu_2proc.yaml"

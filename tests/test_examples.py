@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+#: Each example runs in a subprocess bounded below this (``run``: 300 s by default).
+pytestmark = pytest.mark.timeout(600)
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

@@ -31,6 +31,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text()
 BLOCKS = [(m.group(1), m.group(2)) for m in re.finditer(r"(?ms)^```(\w*)\n(.*?)^```\s*$", README)]
+#: Every test here runs the README's commands in subprocesses, each bounded below this (``run_user``: 600 s by
+#: default), so that a slow machine fails on the subprocess's own timeout, with its output, not on pytest's.
+pytestmark = pytest.mark.timeout(900)
 CI_COMMAND = (REPO / ".ci" / "run").read_text().strip().splitlines()[-1]
 INSTALL = "python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && pip install -e ."
 QWEN = "Qwen/Qwen3-1.7B-Base"
@@ -74,7 +77,22 @@ def run_user(args, cwd, user_tmp, timeout=600, **kwargs):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TMPDIR": str(user_tmp),
            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
     env.update(kwargs.pop("env", {}))
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **kwargs)
+    with subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          **kwargs) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # SIGTERM first: the command deletes its sandboxes on it (trl_sandbox.lifecycle), so a command that
+            # ran out of time leaves nothing for the next test; SIGKILL only if it does not end.
+            child.terminate()
+            try:
+                out, err = child.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                out, err = child.communicate()
+            pytest.fail(f"{shlex.join(map(str, args))[:200]} did not end within {timeout} s; its stderr ends:\n"
+                        f"{(err or '')[-3000:]}")
+    proc = subprocess.CompletedProcess(args, child.returncode, out, err)
     root = user_tmp / f"trl-sandbox-{os.geteuid()}"
     left = sorted(p.name for p in root.iterdir()) if root.exists() else []
     assert not left, f"left in the sandbox root: {left}"
@@ -115,6 +133,7 @@ def test_the_test_command_is_what_ci_runs():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # above its command's own limit (1200 s: 300 steps took 358 s at load 5 to 10)
 def test_the_quick_start_learns(tmp_path, user_tmp):
     """The README's first command (after its install, which is ``.ci/run``'s): a warm start on the warm-up tasks,
     then GRPO on held-apart tasks whose solutions the model never saw; the reward of the last quarter of the steps is
@@ -123,7 +142,7 @@ def test_the_quick_start_learns(tmp_path, user_tmp):
     assert code.startswith(INSTALL + " && ") and INSTALL.removesuffix(".") in CI_COMMAND
     commands = code.strip().removeprefix(INSTALL + " && ").split(" && ")
     assert [c.split()[:2] for c in commands] == [["trl-sandbox", "train"], ["trl-sandbox", "plot"]]
-    result = run_user(shlex.split(commands[0]), tmp_path, user_tmp, timeout=900)
+    result = run_user(shlex.split(commands[0]), tmp_path, user_tmp, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "warm start: 100 supervised steps on the 36 warm-up tasks" in result.stderr
     assert "Warning" not in result.stderr, result.stderr[-3000:]
