@@ -202,6 +202,10 @@ class FakeService(abc.ABC):
         self.sandboxes: dict[str, dict[str, Any]] = {}
         self.created: list[str] = []
         self.deleted: list[str] = []
+        #: Creations under way (entered with :meth:`_creating` before their first ``await``): a cap or a quota
+        #: checked against ``len(self.sandboxes) + self.creating`` or ``len(self.created) + self.creating`` cannot
+        #: be passed by creations that run concurrently on the loop.
+        self.creating = 0
         #: Interactive commands (interpreter sessions) running now: id -> their local process.
         self.interactive: dict[str, Any] = {}
         self.url = ""
@@ -268,6 +272,17 @@ class FakeService(abc.ABC):
         while any(p in self.interactive.values() for p in processes) and time.monotonic() < deadline:
             time.sleep(0.02)  # until the service has seen them end
         return len(processes)
+
+    @contextlib.contextmanager
+    def _creating(self) -> Any:
+        """Count a creation in :attr:`creating` while it runs. Enter it right after checking a cap, with no
+        ``await`` in between (the check and the count are then one step of the loop), and leave it once the
+        sandbox is in ``self.sandboxes`` and ``self.created`` (or the creation failed)."""
+        self.creating += 1
+        try:
+            yield
+        finally:
+            self.creating -= 1
 
     async def _new_local(self, labels: dict[str, str], env: dict[str, str] | None = None) -> dict[str, Any]:
         """A record of a new fake sandbox: ``{"local": its local sandbox, "agent": its Agent}``; ``env``: the
