@@ -307,6 +307,34 @@ class FakeService(abc.ABC):
         """Ids of sandboxes that exist (created and not deleted)."""
         return sorted(self.sandboxes)
 
+    @property
+    def leftovers(self) -> list[str]:
+        """What a test must not leave on the service: by default the sandboxes :attr:`alive`."""
+        return self.alive
+
+    def reap(self) -> list[str]:
+        """Delete the :attr:`leftovers` (as the service's API would), so that the next test starts clean, and return
+        what they were (sorted; empty when there were none). The ``service`` fixtures fail the test that left them,
+        and that test only: the fake is shared by a whole module."""
+        left = self.leftovers
+        if left:
+            self.call(self._reap())
+        return left
+
+    async def _reap(self) -> None:
+        for sandbox_id in list(self.sandboxes):
+            await self._remove(sandbox_id)
+
+    async def _remove(self, sandbox_id: str) -> bool:
+        """Delete one sandbox (its agent, its local sandbox) and record it in ``deleted``; False when there is no
+        sandbox of that id."""
+        record = self.sandboxes.pop(sandbox_id, None)
+        if record is None:
+            return False
+        await self._delete_local(record)
+        self.deleted.append(sandbox_id)
+        return True
+
     @abc.abstractmethod
     async def _serve(self) -> None:
         """Start the server on this loop and set ``self.url``."""

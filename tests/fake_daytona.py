@@ -144,14 +144,17 @@ class FakeDaytona(FakeService):
     async def delete(self, request: web.Request) -> web.Response:
         sandbox_id = request.match_info["id"]
         self.requests.append(("DELETE", f"/api/sandbox/{sandbox_id}", None))
-        record = self.sandboxes.pop(sandbox_id, None)
-        if record is None:
+        record = self.sandboxes.get(sandbox_id)
+        if not await self._remove(sandbox_id):
             return self._error(404, "Sandbox not found")
+        return web.json_response({**record["dto"], "state": "destroyed"})
+
+    async def _remove(self, sandbox_id: str) -> bool:
+        if sandbox_id not in self.sandboxes:
+            return False
         for session_id in [k for k, v in self.sessions.items() if v["sandbox"] == sandbox_id]:
             await self._end_session(session_id)
-        await self._delete_local(record)
-        self.deleted.append(sandbox_id)
-        return web.json_response({**record["dto"], "state": "destroyed"})
+        return await super()._remove(sandbox_id)
 
     # -- toolbox -----------------------------------------------------------------------------------------------------
 

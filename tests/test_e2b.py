@@ -60,7 +60,8 @@ def service(fake, monkeypatch):
     for name, value in _sdk_env(fake.url).items():
         monkeypatch.setenv(name, value)
     yield fake
-    assert fake.alive == [], "a test left sandboxes on the fake service"
+    left = fake.reap()  # deleted now: the next test starts clean, only this one fails
+    assert left == [], f"this test left sandboxes on the fake service: {left}"
 
 
 def config(**overrides):
@@ -215,6 +216,24 @@ def test_a_signal_kills_every_sandbox(service, signum):
         proc.kill()
     assert proc.returncode == -signum, proc.stderr.read()
     assert service.alive == []
+
+
+def test_what_a_test_leaves_on_the_fake_is_deleted_before_the_next_one(service):
+    """``FakeService.reap``, which the ``service`` fixture calls after each test: a sandbox left on purpose is deleted
+    (the fixture then fails the test that left it; here, it finds nothing)."""
+    backend = E2BBackend()
+
+    async def leave_one() -> str:
+        await backend.start()
+        try:
+            return (await backend.create({"trl-sandbox": "true"})).id
+        finally:
+            await backend.aclose()
+
+    left = anyio.run(leave_one)
+    assert service.alive == [left]
+    assert service.reap() == [left] and service.alive == [] and service.deleted[-1] == left
+    assert service.reap() == []
 
 
 def test_an_exception_while_the_pool_is_open_kills_every_sandbox(service):
