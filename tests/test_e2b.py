@@ -218,6 +218,29 @@ def test_a_signal_kills_every_sandbox(service, signum):
     assert service.alive == []
 
 
+EXIT_SCRIPT = textwrap.dedent("""
+    import os
+    from trl_sandbox import SandboxConfig, Scorer
+    scorer = Scorer.from_config(SandboxConfig(sandbox_backend="e2b", sandbox_pool_size=2)).start()
+    print(len(scorer.pool.live_sandboxes()), flush=True)
+    for name in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_HTTP_VERSION"):
+        del os.environ[name]  # as a test's monkeypatch restores them: the SDK alone would now call E2B itself
+    # the pool is left open: the interpreter-exit backstop deletes its sandboxes
+""")
+
+
+def test_the_exit_backstop_deletes_where_the_sandboxes_were_created(service):
+    """Once the environment that pointed the SDK at the fake is gone, the backstop at interpreter exit deletes on the
+    fake all the same (the backend's ``endpoint``), never on E2B's real API."""
+    before = len(service.created)
+    result = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0 and result.stdout.strip() == "2", result.stderr
+    assert len(service.created) == before + 2 and service.alive == [], result.stderr
+    assert sorted(service.deleted[-2:]) == sorted(service.created[-2:])
+    assert "e2b.app" not in result.stderr and "network guard" not in result.stderr, result.stderr
+
+
 def test_what_a_test_leaves_on_the_fake_is_deleted_before_the_next_one(service):
     """``FakeService.reap``, which the ``service`` fixture calls after each test: a sandbox left on purpose is deleted
     (the fixture then fails the test that left it; here, it finds nothing)."""
