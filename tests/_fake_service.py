@@ -202,6 +202,10 @@ class FakeService(abc.ABC):
         self.sandboxes: dict[str, dict[str, Any]] = {}
         self.created: list[str] = []
         self.deleted: list[str] = []
+        #: Creations under way (entered with :meth:`_creating` before their first ``await``): a cap or a quota
+        #: checked against ``len(self.sandboxes) + self.creating`` or ``len(self.created) + self.creating`` cannot
+        #: be passed by creations that run concurrently on the loop.
+        self.creating = 0
         #: Interactive commands (interpreter sessions) running now: id -> their local process.
         self.interactive: dict[str, Any] = {}
         self.url = ""
@@ -269,6 +273,17 @@ class FakeService(abc.ABC):
             time.sleep(0.02)  # until the service has seen them end
         return len(processes)
 
+    @contextlib.contextmanager
+    def _creating(self) -> Any:
+        """Count a creation in :attr:`creating` while it runs. Enter it right after checking a cap, with no
+        ``await`` in between (the check and the count are then one step of the loop), and leave it once the
+        sandbox is in ``self.sandboxes`` and ``self.created`` (or the creation failed)."""
+        self.creating += 1
+        try:
+            yield
+        finally:
+            self.creating -= 1
+
     async def _new_local(self, labels: dict[str, str], env: dict[str, str] | None = None) -> dict[str, Any]:
         """A record of a new fake sandbox: ``{"local": its local sandbox, "agent": its Agent}``; ``env``: the
         service's environment variables of the sandbox (every command gets them)."""
@@ -291,6 +306,34 @@ class FakeService(abc.ABC):
     def alive(self) -> list[str]:
         """Ids of sandboxes that exist (created and not deleted)."""
         return sorted(self.sandboxes)
+
+    @property
+    def leftovers(self) -> list[str]:
+        """What a test must not leave on the service: by default the sandboxes :attr:`alive`."""
+        return self.alive
+
+    def reap(self) -> list[str]:
+        """Delete the :attr:`leftovers` (as the service's API would), so that the next test starts clean, and return
+        what they were (sorted; empty when there were none). The ``service`` fixtures fail the test that left them,
+        and that test only: the fake is shared by a whole module."""
+        left = self.leftovers
+        if left:
+            self.call(self._reap())
+        return left
+
+    async def _reap(self) -> None:
+        for sandbox_id in list(self.sandboxes):
+            await self._remove(sandbox_id)
+
+    async def _remove(self, sandbox_id: str) -> bool:
+        """Delete one sandbox (its agent, its local sandbox) and record it in ``deleted``; False when there is no
+        sandbox of that id."""
+        record = self.sandboxes.pop(sandbox_id, None)
+        if record is None:
+            return False
+        await self._delete_local(record)
+        self.deleted.append(sandbox_id)
+        return True
 
     @abc.abstractmethod
     async def _serve(self) -> None:

@@ -1,6 +1,7 @@
 """Shared fixtures. Every test runs inside a safety net: where cgroup v1 pids/memory controllers are writable, the
 whole pytest process (and so every sandbox it starts) is put in a cgroup capped at 2048 tasks and 8 GiB, so that a
-containment regression cannot take the machine down; pytest-timeout bounds every test."""
+containment regression cannot take the machine down; pytest-timeout bounds every test. ``_isolation.py`` (loaded
+below) keeps the whole process off every host but this machine, and makes a leak fail only the test that made it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+pytest_plugins = ["_isolation"]
 
 _CGROUPS = {"pids": {"pids.max": "2048"}, "memory": {"memory.limit_in_bytes": str(8 << 30)}}
 

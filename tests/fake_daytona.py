@@ -112,13 +112,15 @@ class FakeDaytona(FakeService):
         if self.rate_limit_creates > 0:
             self.rate_limit_creates -= 1
             return self._error(429, "Too many requests", {"Retry-After": "0"})
-        if self.fail_creates_after is not None and len(self.created) >= self.fail_creates_after:
+        # the check and the count of this creation, with no await in between: concurrent creations see it
+        if self.fail_creates_after is not None and len(self.created) + self.creating >= self.fail_creates_after:
             return self._error(403, "Total CPU limit exceeded: quota reached")
-        sandbox_id = uuid.uuid4().hex
-        record = await self._new_local({"fake-daytona": sandbox_id}, body.get("env"))
-        dto = self._dto(sandbox_id, body)
-        self.sandboxes[sandbox_id] = {**record, "dto": dto}
-        self.created.append(sandbox_id)
+        with self._creating():
+            sandbox_id = uuid.uuid4().hex
+            record = await self._new_local({"fake-daytona": sandbox_id}, body.get("env"))
+            dto = self._dto(sandbox_id, body)
+            self.sandboxes[sandbox_id] = {**record, "dto": dto}
+            self.created.append(sandbox_id)
         if self.create_delay_s:
             await asyncio.sleep(self.create_delay_s)
         return web.json_response(dto)
@@ -142,14 +144,17 @@ class FakeDaytona(FakeService):
     async def delete(self, request: web.Request) -> web.Response:
         sandbox_id = request.match_info["id"]
         self.requests.append(("DELETE", f"/api/sandbox/{sandbox_id}", None))
-        record = self.sandboxes.pop(sandbox_id, None)
-        if record is None:
+        record = self.sandboxes.get(sandbox_id)
+        if not await self._remove(sandbox_id):
             return self._error(404, "Sandbox not found")
+        return web.json_response({**record["dto"], "state": "destroyed"})
+
+    async def _remove(self, sandbox_id: str) -> bool:
+        if sandbox_id not in self.sandboxes:
+            return False
         for session_id in [k for k, v in self.sessions.items() if v["sandbox"] == sandbox_id]:
             await self._end_session(session_id)
-        await self._delete_local(record)
-        self.deleted.append(sandbox_id)
-        return web.json_response({**record["dto"], "state": "destroyed"})
+        return await super()._remove(sandbox_id)
 
     # -- toolbox -----------------------------------------------------------------------------------------------------
 

@@ -19,10 +19,11 @@ command's environment, as envd gives): the remote working directory maps to the 
 sandbox's interpreter. ``read_only_workdir`` (see ``_fake_service.py``) makes it unwritable to the commands.
 
 Knobs simulate the service's failures: ``rate_limit_creates`` (that many 429 answers first: E2B's concurrency cap),
-``max_running`` (creations past that many live sandboxes answer 429, as the free tier's 20), ``fail_creates_after``
-(403 past that count: a quota), ``fail_execs`` (that many 502 answers to ``Start``, as E2B's edge proxy gives),
-``create_delay_s`` (the sandbox is made at once, the answer comes that much later), ``vanish_next_exec`` (the
-sandbox is deleted while the next command runs, as one killed by E2B), ``latency_s`` (added before every answer).
+``max_running`` (creations past that many live sandboxes, those being created included, answer 429, as the free
+tier's 20), ``fail_creates_after`` (403 past that count: a quota), ``fail_execs`` (that many 502 answers to
+``Start``, as E2B's edge proxy gives), ``create_delay_s`` (the sandbox is made at once, the answer comes that much
+later), ``vanish_next_exec`` (the sandbox is deleted while the next command runs, as one killed by E2B),
+``latency_s`` (added before every answer).
 """
 
 from __future__ import annotations
@@ -119,15 +120,17 @@ class FakeE2B(FakeService):
         if self.rate_limit_creates > 0:
             self.rate_limit_creates -= 1
             return self._error(429, "Rate limit exceeded")
-        if self.max_running is not None and len(self.sandboxes) >= self.max_running:
+        # the checks and the count of this creation, with no await in between: concurrent creations see it
+        if self.max_running is not None and len(self.sandboxes) + self.creating >= self.max_running:
             return self._error(429, f"You have reached the maximum number of concurrent E2B sandboxes "
                                     f"({self.max_running})")
-        if self.fail_creates_after is not None and len(self.created) >= self.fail_creates_after:
+        if self.fail_creates_after is not None and len(self.created) + self.creating >= self.fail_creates_after:
             return self._error(403, "Team quota exceeded: out of credits")
-        sandbox_id = "i" + uuid.uuid4().hex[:19]
-        record = await self._new_local({"fake-e2b": sandbox_id}, body.get("envVars"))
-        self.sandboxes[sandbox_id] = {**record, "body": body, "startedAt": "2026-11-25T00:00:00Z"}
-        self.created.append(sandbox_id)
+        with self._creating():
+            sandbox_id = "i" + uuid.uuid4().hex[:19]
+            record = await self._new_local({"fake-e2b": sandbox_id}, body.get("envVars"))
+            self.sandboxes[sandbox_id] = {**record, "body": body, "startedAt": "2026-11-25T00:00:00Z"}
+            self.created.append(sandbox_id)
         if self.create_delay_s:
             await asyncio.sleep(self.create_delay_s)
         return web.json_response({

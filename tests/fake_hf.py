@@ -370,3 +370,13 @@ class FakeHF(FakeService):
     def running(self) -> list[str]:
         """Ids of jobs in a live stage."""
         return sorted(k for k, v in self.jobs.items() if v["stage"] in ("RUNNING", "SCHEDULING"))
+
+    @property
+    def leftovers(self) -> list[str]:
+        """The jobs :attr:`running` and the sandboxes :attr:`alive`."""
+        return sorted(set(self.running) | set(self.alive))
+
+    async def _reap(self) -> None:
+        for job_id in self.running:
+            await self._stop_job(job_id, "CANCELED")
+        await super()._reap()

@@ -54,7 +54,8 @@ def service(fake, monkeypatch):
     monkeypatch.setenv("CWSANDBOX_API_KEY", "test-key")
     monkeypatch.setenv("CWSANDBOX_BASE_URL", fake.url)
     yield fake
-    assert fake.alive == [], "a test left sandboxes on the fake service"
+    left = fake.reap()  # deleted now: the next test starts clean, only this one fails
+    assert left == [], f"this test left sandboxes on the fake service: {left}"
 
 
 def config(**overrides):

@@ -68,7 +68,8 @@ def service(fake, monkeypatch):
     monkeypatch.setenv("DAYTONA_API_URL", fake.url)
     monkeypatch.setenv("DAYTONA_TARGET", "us")
     yield fake
-    assert fake.alive == [], "a test left sandboxes on the fake service"
+    left = fake.reap()  # deleted now: the next test starts clean, only this one fails
+    assert left == [], f"this test left sandboxes on the fake service: {left}"
 
 
 def config(**overrides):

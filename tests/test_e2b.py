@@ -60,7 +60,8 @@ def service(fake, monkeypatch):
     for name, value in _sdk_env(fake.url).items():
         monkeypatch.setenv(name, value)
     yield fake
-    assert fake.alive == [], "a test left sandboxes on the fake service"
+    left = fake.reap()  # deleted now: the next test starts clean, only this one fails
+    assert left == [], f"this test left sandboxes on the fake service: {left}"
 
 
 def config(**overrides):
@@ -115,10 +116,11 @@ def test_rate_limits_and_the_concurrency_cap_are_retried(service):
         assert scorer.pool.backend.stats["rate_limited"] == 2
         (result,) = scorer.score([Task.from_row(HE["HumanEval/2"])], [HE["HumanEval/2"]["canonical_solution"]])
         assert result.status == "passed"
-    # the free tier's cap: a pool larger than the cap cannot start, and leaves nothing behind
+    # the free tier's cap: a pool larger than the cap cannot start, and leaves nothing behind. Unpaced, the three
+    # creations run at once: the fake counts the ones under way against its cap
     service.max_running = 2
     with pytest.raises(SandboxCreationError):
-        Scorer.from_config(config(sandbox_pool_size=3, options={"max_retries": 1})).start()
+        Scorer.from_config(config(sandbox_pool_size=3, options={"max_retries": 1, "max_creates_per_s": 1000})).start()
     assert service.alive == []
 
 
@@ -214,6 +216,47 @@ def test_a_signal_kills_every_sandbox(service, signum):
         proc.kill()
     assert proc.returncode == -signum, proc.stderr.read()
     assert service.alive == []
+
+
+EXIT_SCRIPT = textwrap.dedent("""
+    import os
+    from trl_sandbox import SandboxConfig, Scorer
+    scorer = Scorer.from_config(SandboxConfig(sandbox_backend="e2b", sandbox_pool_size=2)).start()
+    print(len(scorer.pool.live_sandboxes()), flush=True)
+    for name in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_HTTP_VERSION"):
+        del os.environ[name]  # as a test's monkeypatch restores them: the SDK alone would now call E2B itself
+    # the pool is left open: the interpreter-exit backstop deletes its sandboxes
+""")
+
+
+def test_the_exit_backstop_deletes_where_the_sandboxes_were_created(service):
+    """Once the environment that pointed the SDK at the fake is gone, the backstop at interpreter exit deletes on the
+    fake all the same (the backend's ``endpoint``), never on E2B's real API."""
+    before = len(service.created)
+    result = subprocess.run([sys.executable, "-c", EXIT_SCRIPT], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0 and result.stdout.strip() == "2", result.stderr
+    assert len(service.created) == before + 2 and service.alive == [], result.stderr
+    assert sorted(service.deleted[-2:]) == sorted(service.created[-2:])
+    assert "e2b.app" not in result.stderr and "network guard" not in result.stderr, result.stderr
+
+
+def test_what_a_test_leaves_on_the_fake_is_deleted_before_the_next_one(service):
+    """``FakeService.reap``, which the ``service`` fixture calls after each test: a sandbox left on purpose is deleted
+    (the fixture then fails the test that left it; here, it finds nothing)."""
+    backend = E2BBackend()
+
+    async def leave_one() -> str:
+        await backend.start()
+        try:
+            return (await backend.create({"trl-sandbox": "true"})).id
+        finally:
+            await backend.aclose()
+
+    left = anyio.run(leave_one)
+    assert service.alive == [left]
+    assert service.reap() == [left] and service.alive == [] and service.deleted[-1] == left
+    assert service.reap() == []
 
 
 def test_an_exception_while_the_pool_is_open_kills_every_sandbox(service):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import netguard as _netguard
 from ._version import __version__
 from .completions import extract_code
 from .config import SandboxConfig
@@ -56,6 +57,8 @@ __all__ = [
     "extract_code",
     "load_tasks",
 ]
+
+_netguard.install_if_asked()  # TRL_SANDBOX_LOCAL_NETWORK_ONLY: a test suite's child process (see netguard)
 
 _LAZY = {"SandboxGRPOConfig", "SandboxGRPOTrainer"}
 

@@ -75,6 +75,11 @@ def untrack(pool: Closable) -> None:
     _open_pools.discard(pool)
 
 
+def open_pools() -> list[Closable]:
+    """The pools started and not closed yet (those the signal handlers would close now)."""
+    return list(_open_pools)
+
+
 def install_signal_handlers(signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM)) -> bool:
     """Make SIGINT and SIGTERM delete every open pool's sandboxes first, then act as before. Idempotent.
 

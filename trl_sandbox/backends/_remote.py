@@ -19,6 +19,7 @@ from typing import TypeVar
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
+from ..netguard import refused_in
 from .base import SandboxProcess
 
 T = TypeVar("T")
@@ -193,7 +194,8 @@ async def retrying(
         max_retries: Most retries after the first attempt.
         classify: For an error, the seconds to wait before retrying it (e.g. a server's ``Retry-After``),
             :data:`BACKOFF` for the exponential backoff, or None when it is not worth retrying. It may raise a
-            :class:`ConfigurationError` itself (refused credentials).
+            :class:`ConfigurationError` itself (refused credentials). A refusal of
+            :mod:`trl_sandbox.netguard` is never retried, and never classified.
         stats: Its ``"retries"`` counter is increased for each retry.
 
     Raises:
@@ -213,7 +215,8 @@ async def retrying(
         except (ConfigurationError, InfrastructureError):
             raise
         except Exception as exc:  # noqa: BLE001 - classified by the backend
-            wait = classify(exc)
+            # a test suite's network guard refused the address (see netguard): no retry changes that
+            wait = None if refused_in(exc) else classify(exc)
             if wait is None:
                 raise InfrastructureError(f"{backend}: could not {what}: {describe(exc)}") from exc
             if wait == BACKOFF:

@@ -88,8 +88,9 @@ class E2BBackend(Backend):
 
     Args:
         api_key: E2B API key. Default: ``E2B_API_KEY``.
-        domain: E2B domain (default: ``E2B_DOMAIN``, else the SDK's ``e2b.app``); the SDK also reads ``E2B_API_URL``
-            and ``E2B_SANDBOX_URL`` (self-hosted E2B, tests).
+        domain: E2B domain (default: ``E2B_DOMAIN``, else the SDK's ``e2b.app``); ``E2B_API_URL``,
+            ``E2B_SANDBOX_URL`` (self-hosted E2B, tests) and ``E2B_HTTP_VERSION`` are honoured too, all read when
+            the backend is built (:attr:`endpoint`).
         template: Sandbox template (name or id) to create sandboxes from (default: the SDK's ``base``, which has
             ``python3``; build your own with ``e2b template build`` for other toolchains, see ``docs/backends.md``).
         timeout_s: Server-side backstop: seconds after which E2B kills a sandbox (re-armed while the pool uses it;
@@ -144,7 +145,14 @@ class E2BBackend(Backend):
             raise ConfigurationError("e2b timeout_s (the server-side backstop) must be at least 60 seconds")
         if max_creates_per_s <= 0 or max_retries < 0:
             raise ConfigurationError("max_creates_per_s must be positive and max_retries >= 0")
-        self.domain = domain
+        self.domain = domain or os.environ.get("E2B_DOMAIN") or None
+        #: Where every call of this backend goes, read once here: the ``domain`` option, else the SDK's own
+        #: variables (``E2B_DOMAIN``, ``E2B_API_URL``, ``E2B_SANDBOX_URL``, ``E2B_HTTP_VERSION``). Its sandboxes are
+        #: deleted where they were created, at interpreter exit too, whatever the environment has become since.
+        self.endpoint = {key: value for key, value in {
+            "domain": self.domain, "api_url": os.environ.get("E2B_API_URL"),
+            "sandbox_url": os.environ.get("E2B_SANDBOX_URL"), "http_version": os.environ.get("E2B_HTTP_VERSION"),
+        }.items() if value}
         self.template = template
         self.timeout_s = int(timeout_s)
         self.allow_internet_access = bool(allow_internet_access)
@@ -158,19 +166,17 @@ class E2BBackend(Backend):
         self.exec_grace_s = float(exec_grace_s)
         self.max_creates_per_s = float(max_creates_per_s)
         self.max_retries = int(max_retries)
-        api_url = os.environ.get("E2B_API_URL") or f"https://api.{domain or os.environ.get('E2B_DOMAIN') or 'e2b.app'}"
+        api_url = self.endpoint.get("api_url") or f"https://api.{self.domain or 'e2b.app'}"
         self._pacer = Pacer(self.max_creates_per_s, key=f"e2b {api_url} {self.api_key}")
         #: Counters: ``retries`` of API calls, ``rate_limited`` (429 answers), ``timeouts_extended``.
         self.stats = {"retries": 0, "rate_limited": 0, "timeouts_extended": 0}
 
     def _opts(self) -> dict[str, Any]:
         """The SDK's ``ApiParams``: the key (explicitly, so that an ``api_key`` option wins over the environment),
-        the domain, the per-request timeout, and ``retries=0``: the SDK would otherwise retry 429/502/503/504 itself
-        (3 times, up to 10 s each) under this backend's own retries, which count, pace and bound them."""
-        opts: dict[str, Any] = {"api_key": self.api_key, "request_timeout": self.request_timeout_s, "retries": 0}
-        if self.domain:
-            opts["domain"] = self.domain
-        return opts
+        the :attr:`endpoint` (explicitly: the SDK would read the environment of the moment of each call), the
+        per-request timeout, and ``retries=0``: the SDK would otherwise retry 429/502/503/504 itself (3 times, up to
+        10 s each) under this backend's own retries, which count, pace and bound them."""
+        return {"api_key": self.api_key, **self.endpoint, "request_timeout": self.request_timeout_s, "retries": 0}
 
     async def aclose(self) -> None:
         """Remove the creation pacer's lock file (see :meth:`~trl_sandbox.backends._remote.Pacer.aclose`); the SDK
@@ -179,7 +185,7 @@ class E2BBackend(Backend):
 
     def describe(self) -> str:
         """One line for logs: the domain, the template, the network policy and the backstop."""
-        domain = self.domain or os.environ.get("E2B_DOMAIN") or "e2b.app"
+        domain = self.domain or "e2b.app"
         network = "internet allowed" if self.allow_internet_access else "no internet access"
         return (f"e2b ({domain}; template {self.template or 'base'}; {network}; killed by E2B at most "
                 f"{self.timeout_s}s after its last use)")
