@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,13 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# A suite started in the background by a non-interactive shell (`nohup`, `&` in a script, some CI runners) inherits
+# SIGINT ignored, and so would every process the tests start; trl-sandbox rightly leaves an ignored SIGINT ignored
+# (trl_sandbox.lifecycle), so the tests that stop a run with SIGINT would wait for nothing. Here SIGINT acts as
+# Ctrl-C does, and the processes the tests start get its default back (a handler is reset at exec, SIG_IGN is not).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = ["_isolation"]
 

@@ -685,22 +685,29 @@ def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sa
     """Finding 1, as users install us: trl-sandbox built as a wheel and installed (not editable) in a virtual
     environment that the sandbox user can read, whose site-packages then holds trl_sandbox/data/HumanEval.jsonl.gz.
     A completion that finds it and defines every canonical solution passes nothing; honest ones pass."""
+    import shutil
     import subprocess
     import sys
     import sysconfig
 
     pytest.importorskip("setuptools", minversion="77", reason="building the wheel offline needs setuptools >= 77 here "
                         "(the test extra's; the non-root pass runs the system interpreter)")
+    # Built from a copy (the build writes build/ and an egg-info beside the sources: not in the checkout), by pip
+    # with no PYTHONPATH (where it names the checkout, pip would take trl-sandbox as installed already).
     repo = Path(__file__).resolve().parent.parent
+    source = readable_tmp / "source"
+    shutil.copytree(repo, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__",
+                                                                "runs", "wandb"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     wheels = readable_tmp / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(wheels), str(repo)], check=True, timeout=300, capture_output=True)
+                    str(wheels), str(source)], check=True, timeout=300, capture_output=True, env=env)
     (wheel,) = wheels.glob("trl_sandbox-*.whl")
     venv = readable_tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120, env=env)
     python = venv / "bin" / "python"
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q",
-                    str(wheel)], check=True, timeout=300, capture_output=True)
+                    str(wheel)], check=True, timeout=300, capture_output=True, env=env)
     site_dir = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                               check=True, capture_output=True, text=True).stdout.strip()
     assert (Path(site_dir) / "trl_sandbox" / "data" / "HumanEval.jsonl.gz").is_file()

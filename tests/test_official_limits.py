@@ -211,14 +211,24 @@ def test_a_correct_output_larger_than_the_output_limit_is_not_cut(scorer):
 # -- rule 13: the packages datasets assume ---------------------------------------------------------------------------
 
 
-def test_apps_prelude_numpy_is_importable_by_default(scorer):
+@pytest.fixture(scope="module")
+def default_scorer(sandbox_root):
+    """A scorer with the limits a user gets (each format's own time per test), not the shared scorer's 1 s: the
+    programs here import numpy and pandas, which is charged to their time and took 3.7 s on a machine at load 5
+    to 10."""
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        yield scorer
+
+
+def test_apps_prelude_numpy_is_importable_by_default(default_scorer):
     pytest.importorskip("numpy")  # the trainer's environment has it (torch installs it)
     row = apps_row(["3\n", "4\n"], ["6\n", "8\n"])
     uses_np = "n = int(input())\nprint(int(np.array([n, n]).sum()))\n"  # APPS's prelude: import numpy as np
-    assert trl_rewards(scorer, row, [uses_np, uses_np.replace(".sum()", ".sum() + 1")]) == [1.0, 0.0]
+    assert trl_rewards(default_scorer, row, [uses_np, uses_np.replace(".sum()", ".sum() + 1")]) == [1.0, 0.0]
 
 
-def test_kodcode_tests_and_solutions_import_numpy_and_pandas_by_default(scorer):
+def test_kodcode_tests_and_solutions_import_numpy_and_pandas_by_default(default_scorer):
     pytest.importorskip("numpy")
     pytest.importorskip("pandas")
     from tests.test_official_kodcode import kodcode_row
@@ -230,7 +240,7 @@ def test_kodcode_tests_and_solutions_import_numpy_and_pandas_by_default(scorer):
     row = kodcode_row("Package_90001_I", "Return the mean of each column of a DataFrame.", solution, test,
                       "column_means", "(frame)")
     # Official (KodCode's environment has numpy, pandas and scikit-learn): the solution passes, a wrong one fails.
-    assert trl_rewards(scorer, row, [solution, solution.replace("axis=0", "axis=1")]) == [1.0, 0.0]
+    assert trl_rewards(default_scorer, row, [solution, solution.replace("axis=0", "axis=1")]) == [1.0, 0.0]
 
 
 def test_standard_library_only_stays_an_option(sandbox_root):
