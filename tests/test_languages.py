@@ -336,10 +336,25 @@ def test_a_toolchain_linked_from_elsewhere_runs_when_the_sandbox_users_can_reach
         shutil.rmtree(home)
 
 
-def test_a_toolchain_prefix_holding_python_packages_is_never_made_readable(tmp_path):
+def test_a_toolchain_prefix_holding_data_is_never_made_readable(tmp_path, monkeypatch):
     """A ``node`` in a virtual environment's ``bin``: its prefix is the environment, whose ``site-packages`` may hold
-    task data; it is not made readable (the sandboxes' Landlock list does not grow)."""
-    from trl_sandbox.backends._toolchains import _extra_dirs, unusable_reason
+    task data; nor a home directory, a tree holding a cache or credentials at any depth, or a directory right under
+    ``/``: none is made readable (the sandboxes' Landlock list does not grow)."""
+    from trl_sandbox.backends._toolchains import _extra_dirs, _unsafe_prefix, unusable_reason
+
+    home = tmp_path / "home" / "alice"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "node").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    assert _extra_dirs("javascript", [str(home / "bin" / "node")], ("/usr", "/bin")) == []
+    assert "home directory" in _unsafe_prefix(str(home))
+    cached = tmp_path / "tools" / "node"
+    (cached / "bin").mkdir(parents=True)
+    (cached / "share" / "x" / ".cache" / "huggingface").mkdir(parents=True)
+    (cached / "bin" / "node").write_text("")
+    assert _extra_dirs("javascript", [str(cached / "bin" / "node")], ("/usr", "/bin")) == []
+    assert "holds .cache" in _unsafe_prefix(str(cached))
+    assert "right under it" in _unsafe_prefix("/opt")
 
     venv = tmp_path / "venv"
     (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)

@@ -735,3 +735,32 @@ def test_a_sandbox_whose_owner_cannot_be_recorded_still_gets_its_cgroups(own_cgr
         cgroups.delete("local-unrecorded-2")
         cgroups.remove_parents()
     assert shared.is_dir()  # not ours to remove
+
+
+def test_an_execution_never_runs_without_its_cgroups(own_sandbox_root):
+    """Without a fork server a sandbox's cgroups are empty between executions, so a cleanup from outside (another
+    host's records, ``--older-than``) can remove them: the next execution is then an infrastructure error (the pool
+    replaces the sandbox), never a run without its memory and process caps."""
+    from trl_sandbox.backends._cgroups import Cgroups
+    from trl_sandbox.errors import InfrastructureError
+
+    if not Cgroups.writable().bases:
+        pytest.skip("no writable cgroup hierarchy here")
+    backend = LocalBackend(root_dir=own_sandbox_root, fork_server=False)
+
+    async def scenario():
+        await backend.start()
+        sandbox = await backend.create({})
+        try:
+            ok = await backend.exec(sandbox, [*sandbox.python, "-c", "print(1)"], timeout_s=30)
+            assert ok.exit_code == 0, ok.stderr
+            groups = list(backend._cgroups.dirs(sandbox.id).values())
+            for group in groups:
+                group.rmdir()
+            with pytest.raises(InfrastructureError, match="was removed from outside this run"):
+                await backend.exec(sandbox, [*sandbox.python, "-c", "print(1)"], timeout_s=30)
+        finally:
+            await backend.delete(sandbox)
+            await backend.aclose()
+
+    anyio.run(scenario)

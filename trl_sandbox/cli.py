@@ -72,10 +72,13 @@ class ScoreArguments:
 class _ResultsFile:
     """The results of ``trl-sandbox score``, kept as they are scored so that an interrupt loses none of them.
 
-    With ``--out``, each result is appended to that file as soon as it is scored (flushed: a ``kill -9`` keeps what
-    was written, in the order of scoring); on leaving the ``with`` block, normally or at Ctrl-C, the file is rewritten
-    in input order (the samples scored so far; an atomic ``os.replace``). Without ``--out`` the lines go to standard
-    output on leaving. Every line holds its sample's ``index`` (0-based line number in the samples file) beside
+    With ``--out``, the file is checked writable on entering (created empty when missing), opened for writing when
+    the first result arrives (a run that fails before scoring leaves an earlier file as it was), and each result is
+    appended as soon as it is scored (flushed: a ``kill -9`` keeps what was written, in the order of scoring). On
+    leaving the ``with`` block, normally or at Ctrl-C, a regular file is rewritten in place in input order (the
+    samples scored so far; a link still names it); anything else (``/dev/stdout``, a pipe) keeps the order of
+    scoring. Without ``--out`` the lines go to standard output on leaving. Every line holds its
+    sample's ``index`` (0-based line number in the samples file) beside
     :meth:`~trl_sandbox.scoring.ScoreResult.to_dict`'s fields.
 
     Args:
@@ -90,6 +93,7 @@ class _ResultsFile:
         self.kept: dict[int, Any] = {}
         self._lock = threading.Lock()
         self._stream: Any = None
+        self._failed = False
 
     @property
     def where(self) -> str:
@@ -101,32 +105,64 @@ class _ResultsFile:
         return json.dumps({"index": index, **result.to_dict()}) + "\n"
 
     def add(self, index: int, result: Any) -> None:
-        """Keep sample ``index``'s result (called from the pool's thread as each completion is scored)."""
+        """Keep sample ``index``'s result (called from the pool's thread as each completion is scored).
+
+        Raises:
+            OSError: ``--out`` cannot be opened or written.
+        """
         with self._lock:
             self.kept[index] = result
-            if self._stream is not None:
+            if self.path is None or self._failed:
+                return
+            try:
+                if self._stream is None:
+                    self._stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
                 self._stream.write(self._line(index, result))
                 self._stream.flush()
+            except OSError as exc:  # e.g. the disk is full: the results stay in memory for the final write
+                self._failed = True
+                logger.warning("trl-sandbox score: cannot write %s as results come (%s); they are kept for the end",
+                               self.path, exc)
 
     def __enter__(self) -> _ResultsFile:
-        if self.path:
-            self._stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in __exit__
+        """Check that ``--out`` can be written (creating it empty when missing, an existing one untouched).
+
+        Raises:
+            ConfigurationError: it cannot.
+        """
+        if self.path is not None:
+            try:
+                open(self.path, "a", encoding="utf-8").close()
+            except OSError as exc:
+                raise ConfigurationError(f"cannot write --out {self.path}: {exc.strerror or exc}") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
         import os
+        import stat
 
         with self._lock:
             ordered = [self._line(i, self.kept[i]) for i in sorted(self.kept)]
-            if self._stream is None:
+            if self.path is None:
                 sys.stdout.writelines(ordered)
                 sys.stdout.flush()
                 return
-            self._stream.close()
-            tmp = f"{self.path}.tmp-{os.getpid()}"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.writelines(ordered)
-            os.replace(tmp, self.path)
+            if not self.kept:
+                return  # nothing scored: an earlier file stays as it was
+            try:
+                if self._stream is None or self._failed:
+                    if self._stream is not None:
+                        self._stream.close()
+                    self._stream = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+                    self._stream.writelines(ordered)
+                elif stat.S_ISREG(os.fstat(self._stream.fileno()).st_mode):
+                    self._stream.seek(0)
+                    self._stream.truncate()
+                    self._stream.writelines(ordered)
+                self._stream.close()
+            except OSError as exc:
+                print(f"trl-sandbox score: error: cannot write the {len(self.kept)} results to {self.path}: {exc}",
+                      file=sys.stderr)
 
 
 def _read_samples(path: str) -> list[dict[str, Any]]:

@@ -118,8 +118,19 @@ class Cgroups:
         return {name: base / _PARENT / sandbox_id for name, base in self.bases.items()}
 
     def procs_files(self, sandbox_id: str) -> list[str]:
-        """The ``cgroup.procs`` files a process of the sandbox joins (its groups that exist)."""
-        return [str(g / "cgroup.procs") for g in self.dirs(sandbox_id).values() if g.exists()]
+        """The ``cgroup.procs`` files a process of the sandbox joins, one per group.
+
+        Raises:
+            InfrastructureError: a group of the sandbox is gone (removed from outside, e.g. by a ``trl-sandbox
+                cleanup --older-than`` of a host whose runs do not share owner records): the execution never runs
+                without its caps, and the pool replaces the sandbox (not the program's fault).
+        """
+        groups = self.dirs(sandbox_id).values()
+        gone = [str(g) for g in groups if not g.is_dir()]
+        if gone:
+            raise InfrastructureError(f"local backend: sandbox {sandbox_id}'s cgroup {gone[0]} was removed from "
+                                      f"outside this run; the sandbox is replaced")
+        return [str(g / "cgroup.procs") for g in groups]
 
     def create(self, sandbox_id: str, memory_bytes: int, max_processes: int) -> None:
         """Record this process as the owner of the sandbox's groups (held until :meth:`delete` or this process's

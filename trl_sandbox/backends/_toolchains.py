@@ -14,7 +14,6 @@ toolchain is upgraded.
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
@@ -65,10 +64,43 @@ def unusable_reason(tool: str) -> str | None:
     return None
 
 
-def _holds_python_packages(root: str) -> bool:
-    """Whether directory ``root`` holds installed Python packages (``lib*/python*/*-packages``: a virtual environment,
-    a Python prefix), which sandboxed code must not read whole (see :mod:`._packages`)."""
-    return bool(glob.glob(os.path.join(glob.escape(root), "lib*", "python*", "*-packages")))
+#: Directory names that never belong in a toolchain made readable: installed Python packages (a virtual environment,
+#: ``~/.local``: trl-sandbox's own data, other task data), caches (``~/.cache/huggingface``: datasets, tokens) and
+#: credentials.
+_NEVER_IN_A_TOOLCHAIN = frozenset({"site-packages", "dist-packages", ".cache", ".ssh", ".gnupg", ".aws", ".config",
+                                   ".huggingface", ".netrc"})
+#: Files looked at, at most, when a toolchain's prefix is searched for those names (a JDK or a Rust sysroot holds a
+#: few thousand): a bigger tree is refused rather than searched.
+_PREFIX_SEARCH_LIMIT = 50_000
+
+
+def _unsafe_prefix(prefix: str) -> str | None:
+    """Why the directory ``prefix`` (a toolchain's, see :func:`_extra_dirs`) must not become readable to sandboxed
+    code, or None when it may: it is ``/`` or one of its direct children (``/opt``, ``/home``), a user's home
+    directory or above one, or it holds (at any depth) one of :data:`_NEVER_IN_A_TOOLCHAIN`, or more files than
+    :data:`_PREFIX_SEARCH_LIMIT`."""
+    import pwd
+
+    real = os.path.realpath(prefix)
+    if real.count("/") < 2 or real == "/":
+        return f"{real} is / or a directory right under it"
+    try:
+        homes = {os.path.realpath(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir not in ("", "/")}
+    except OSError:
+        homes = set()
+    homes.add(os.path.realpath(os.path.expanduser("~")))
+    for home in homes:
+        if home == real or home.startswith(real + "/") or real.startswith(home + "/"):
+            return f"{real} is, or is in, or holds the home directory {home}"
+    seen = 0
+    for _dirpath, dirnames, filenames in os.walk(real):
+        seen += len(dirnames) + len(filenames)
+        found = _NEVER_IN_A_TOOLCHAIN.intersection(dirnames).union(_NEVER_IN_A_TOOLCHAIN.intersection(filenames))
+        if found:
+            return f"{real} holds {sorted(found)[0]}"
+        if seen > _PREFIX_SEARCH_LIMIT:
+            return f"{real} holds more than {_PREFIX_SEARCH_LIMIT} files"
+    return None
 
 
 def _extra_dirs(language: str, tools: list[str], system_dirs: tuple[str, ...]) -> list[str]:
@@ -76,9 +108,10 @@ def _extra_dirs(language: str, tools: list[str], system_dirs: tuple[str, ...]) -
 
     - A tool whose real file is elsewhere (a link in ``/usr/local/bin`` to a toolchain in ``/opt``, or to the
       ``bin/rustc`` of a rustup toolchain's sysroot): its toolchain's prefix, the directory above its ``bin``
-      (rustc finds its standard library there, g++ its headers, node its modules). A prefix that holds Python
-      packages (a virtual environment's ``bin/node``) or is ``/`` is never made readable: the tool is then left to
-      fail in the sandbox with its own error, and a warning says why.
+      (rustc finds its standard library there, g++ its headers, node its modules), unless :func:`_unsafe_prefix`
+      refuses it (``/opt`` itself, a home directory, a tree holding Python packages, caches or credentials: a
+      virtual environment's ``bin/node``); the tool is then left to fail in the sandbox with its own error, and a
+      warning says why.
     - Java: the JDK's ``conf`` files link into ``/etc`` (its ``java.security``), which Landlock would otherwise hide;
       nothing else of ``/etc`` becomes readable."""
     extra: set[str] = set()
@@ -88,9 +121,10 @@ def _extra_dirs(language: str, tools: list[str], system_dirs: tuple[str, ...]) -
         if real.startswith(inside):
             continue
         prefix = os.path.dirname(os.path.dirname(real))
-        if prefix in ("/", "") or _holds_python_packages(prefix):
-            logger.warning("trl-sandbox local backend: %s (%s) is not made readable to the sandboxes: %s", prefix,
-                           tool, "it is /" if prefix in ("/", "") else "it holds Python packages")
+        reason = _unsafe_prefix(prefix)
+        if reason is not None:
+            logger.warning("trl-sandbox local backend: the toolchain of %s is not made readable to the sandboxes: %s",
+                           tool, reason)
             continue
         extra.add(prefix)
     if language == "java":

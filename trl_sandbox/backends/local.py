@@ -513,6 +513,7 @@ class LocalBackend(Backend):
         runs = Path(sandbox.data) / "runs"
         if not runs.is_dir():
             raise InfrastructureError(f"local backend: sandbox {sandbox.id} does not exist")
+        cgroups = self._cgroups.procs_files(sandbox.id) if _layers else []  # before the scratch: raises when gone
         try:
             scratch = Path(tempfile.mkdtemp(dir=runs))
         except OSError as exc:
@@ -548,7 +549,7 @@ class LocalBackend(Backend):
             if self._landlock_abi:
                 cfg["landlock"] = self._reads.landlock(self._landlock_abi, sandbox.workdir, _DEVICES)
             cfg["seccomp"] = self._seccomp
-            cfg["cgroups"] = self._cgroups.procs_files(sandbox.id)
+            cfg["cgroups"] = cgroups
         try:
             return await run_launcher(cfg, stdin, timeout_s, self.output_limit_bytes, self.scratch_limit_bytes)
         finally:
