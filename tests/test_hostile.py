@@ -824,7 +824,8 @@ def test_sandboxes_of_two_processes_never_share_a_uid(own_sandbox_root):
 _FORGED_U = ("import os, struct\nFRAME = b'{\"u\": \"forged\"}'\n\ndef forge():\n    for fd in range(3, 256):\n"
              "        try:\n            os.write(fd, struct.pack('<I', len(FRAME)) + FRAME)\n        except OSError:\n"
              "            pass\n")
-_SELF_CONTAINING = "    a = []\n    a.append(a)\n    return a\n"
+# A value that cannot cross: tuples nested 300 deep (a list that contains itself crosses now, as a twin).
+_SELF_CONTAINING = "    a = ()\n    for _ in range(300):\n        a = (a,)\n    return a\n"
 APPS_CALL = Task.from_row({"problem_id": 2500, "starter_code": "", "input_output": json.dumps(
     {"fn_name": "count_sheeps", "inputs": [[[True, False, True]], [[False]]], "outputs": [[2], [0]]})})
 
@@ -843,30 +844,29 @@ KOD_VALUE = _kodcode("Prefill_90001_C", "import pytest\nfrom solution import pai
 # A test whose own code catches everything around the call.
 CATCHES = Task.from_row({"task_id": "catches-everything", "test_list": [
     "try:\n    r = f(2)\nexcept BaseException:\n    r = 4\nassert r == 4", "assert f(3) == 9"]})
-# A test argument the tests set up once: the program grows it (the call's changes are copied back into the tests'
-# list), and the second test's call, which sends it twice, is then over the message limit. The tests' own value
-# could not cross, but only because the program changed it: its failure too.
+# A test argument the tests set up once: the program grows it past the message limit, so its changes cannot be
+# copied back into the tests' list (a twin): the program's failure, at every call from then on.
 GROWN = Task.from_row({"task_id": "grown-argument", "test_setup_code": "data = [1, 2, 3]",
                        "test_list": ["assert total(data) == 6", "assert total([data, data]) == 12"]})
 
 DODGES = [
     # (id, task, program, reward, text in the failing test's error)
-    ("assert-returns-itself", SQUARE, "def f(x):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("assert-returns-itself", SQUARE, "def f(x):\n" + _SELF_CONTAINING, 0.0, "nested deeper than 200"),
     ("assert-nested-250-deep", SQUARE, "def f(x):\n    a = []\n    for _ in range(250):\n        a = [a]\n"
      "    return a\n", 0.0, "nested deeper than 200"),
     ("assert-over-64-mib", SQUARE, "def f(x):\n    return 'x' * (65 << 20)\n", 0.0, "over the 64 MiB limit"),
     ("assert-forged-reply", SQUARE, _FORGED_U + "\ndef f(x):\n    forge()\n    return 0\n", 0.0, "forged"),
-    ("assert-caught-by-the-test", CATCHES, "def f(x):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
-    ("call-returns-itself", MAXSUB, _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("assert-caught-by-the-test", CATCHES, "def f(x):\n" + _SELF_CONTAINING, 0.0, "nested deeper than 200"),
+    ("call-returns-itself", MAXSUB, _SELF_CONTAINING, 0.0, "nested deeper than 200"),
     ("function-returns-itself", APPS_CALL, "def count_sheeps(arr):\n" + _SELF_CONTAINING, 0.0,
-     "list that contains itself"),
+     "nested deeper than 200"),
     ("stdio-forged-reply", STDIO, _FORGED_U + "\nforge()\nprint(0)\n", 0.0, "forged"),
     # pytest.raises(Exception) and an xfail test cannot take the failure for an expected exception
-    ("pytest-returns-itself", KOD_VALUE, "def pairs(n):\n" + _SELF_CONTAINING, 0.0, "list that contains itself"),
+    ("pytest-returns-itself", KOD_VALUE, "def pairs(n):\n" + _SELF_CONTAINING, 0.0, "nested deeper than 200"),
     ("returned-value-sent-back", Task.from_row({"task_id": "sent-back", "test_list": ["assert g([f(0)] * 3) == 3"]}),
      "def f(x):\n    return 'x' * (30 << 20)\n\ndef g(v):\n    return len(v)\n", 0.0, "made or changed"),
-    ("grown-test-argument", GROWN, "def total(xs):\n    s = sum(xs)\n    xs.extend(['x' * (1 << 20)] * 40)\n"
-     "    return s\n", 0.5, "over the 64 MiB limit"),
+    ("grown-test-argument", GROWN, "def total(xs):\n    s = sum(xs)\n    xs.extend(['x' * (1 << 20)] * 70)\n"
+     "    return s\n", 0.0, "over the 64 MiB limit"),
 ]
 
 
@@ -915,17 +915,17 @@ def test_whose_unsendable_value_it_is():
 
 
 def test_the_tests_own_value_that_cannot_cross_is_still_not_the_programs_doing(value_scorer):
-    """What the tests themselves cannot send (a 300-deep list they build, a list that contains itself) stays an
+    """What the tests themselves cannot send (a 300-deep list or tuple they build) stays an
     ``unserializable`` result with a None reward, whatever the program: a correct one included, even after it
     returned values and changed the tests' arguments."""
     deep = Task.from_row({"task_id": "deep-input", "test_setup_code": "deep = []\nfor _ in range(300):\n"
-                          "    deep = [deep]\nxs = [3, 1, 2]\nloop = []\nloop.append(loop)",
+                          "    deep = [deep]\nxs = [3, 1, 2]",
                           "test_list": ["assert depth([[1]]) == 2", "assert sort_in_place(xs) is None",
                                         "assert xs == [1, 2, 3]", "assert depth(deep) == 301"]})
     correct = ("def sort_in_place(xs):\n    xs.sort()\n\ndef depth(v):\n    d = 0\n    while isinstance(v, list):\n"
                "        d += 1\n        v = v[0] if v else None\n    return d\n")
-    looped = Task.from_row({"task_id": "loop-input", "test_setup_code": "loop = []\nloop.append(loop)",
-                            "test_list": ["assert size(loop) == 1"]})
+    looped = Task.from_row({"task_id": "loop-input", "test_setup_code": "loop = ()\nfor _ in range(300):\n"
+                            "    loop = (loop,)", "test_list": ["assert size(loop) == 1"]})
     results = value_scorer.score([deep, looped], [correct, "def size(v):\n    return len(v)\n"])
     assert [(r.status, r.reward, r.tests_passed) for r in results] == [("unserializable", None, 3),
                                                                        ("unserializable", None, 0)], results

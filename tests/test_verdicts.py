@@ -184,22 +184,29 @@ def test_the_judge_never_receives_a_builtin_function_by_name():
 
 
 def test_a_value_that_cannot_cross_is_its_own_status_when_the_tests_send_it(scorer):
-    """A value of the tests' own that the judge cannot send (a list that contains itself, built by the task's setup)
-    is not the program's doing: status ``unserializable``, reward None (TRL leaves it out)."""
-    row = {"prompt": "p", "test_setup_code": "loop = []\nloop.append(loop)", "test_list": ["assert f(loop) == 1"]}
+    """A value of the tests' own that the judge cannot send (tuples nested 300 deep, built by the task's setup) is not
+    the program's doing: status ``unserializable``, reward None (TRL leaves it out). A list that contains itself
+    crosses (as a twin, see :mod:`trl_sandbox.harness.twins`), as it would in the one process."""
+    row = {"prompt": "p", "test_setup_code": "deep = ()\nfor _ in range(300):\n    deep = (deep,)",
+           "test_list": ["assert f(deep) == 1"]}
     program = "def f(v):\n    return len(v)\n"
     (result,) = score(scorer, Task.from_row(row), program)
-    assert result.status == "unserializable" and result.reward is None and "list that contains itself" in result.error
+    assert result.status == "unserializable" and result.reward is None and "nested deeper" in result.error, result
+    loop = {"prompt": "p", "test_setup_code": "loop = [1]\nloop.append(loop)",
+            "test_list": ["assert f(loop) == 2", "assert g(loop) is loop and loop[2] == 3"]}
+    (result,) = score(scorer, Task.from_row(loop), program + "def g(v):\n    v.append(3)\n    return v[1]\n")
+    assert result.status == "passed", result
     rewards, metrics = trl_call(CodeReward(scorer), [row], [program])
     assert rewards == [None] and metrics["sandbox/unserializable"] == 1.0
 
 
 def test_a_value_the_program_returns_that_cannot_cross_fails_its_test(scorer):
     """The program's own value that cannot cross fails that test, with the reason: the program chose it."""
-    program = "def f(x):\n    if x:\n        a = []\n        a.append(a)\n        return a\n    return 1\n"
+    program = ("def f(x):\n    if x:\n        a = ()\n        for _ in range(300):\n            a = (a,)\n"
+               "        return a\n    return 1\n")
     (result,) = score(scorer, mbpp(["assert f(0) == 1", "assert f(1) == 1"]), program)
     assert (result.status, result.reward, result.tests_passed) == ("failed", 0.5, 1), result
-    assert "program's value could not cross" in result.error and "list that contains itself" in result.error
+    assert "program's value could not cross" in result.error and "nested deeper" in result.error
 
 
 # -- 3. one namespace for tests and program -----------------------------------------------------------------------
@@ -352,8 +359,9 @@ def test_reward_values_are_checked():
 
 
 def test_unchanged_arguments_are_not_sent_back():
-    """A call answers with its value only; an argument travels back only when the call changed it (before, every
-    argument of every call was echoed: ``len`` of a 10**6-element list took 4.6 s)."""
+    """A call answers with its value only; an argument's contents travel back only when the call changed them
+    (before, every argument of every call was echoed: ``len`` of a 10**6-element list took 4.6 s). The judge's list
+    crosses once as a twin (``"twn"``); the answer carries its new contents (``"tws"``) only after ``list.sort``."""
     from trl_sandbox.harness.values import encode
     from trl_sandbox.harness.worker import WorkerPeer
 
@@ -363,10 +371,18 @@ def test_unchanged_arguments_are_not_sent_back():
         length, sort = peer.lend(len), peer.lend(list.sort)
         big = encode(list(range(10 ** 6)))
         assert big[0] == "li"  # plain lists of ints travel as one JSON array
-        reply = peer.serve({"q": "call", "h": length, "args": [big]})
+        peer.incoming({"twn": [[2, big], [4, encode([3, 1, 2])]]})
+        kept = [peer.twins.get(2), peer.twins.get(4)]  # the program keeps both lists
+        reply = peer.outgoing(peer.serve({"q": "call", "h": length, "args": [["T", 2]]}))
+        peer.twins.sent()
         assert reply == {"a": ["i", 10 ** 6]}
-        reply = peer.serve({"q": "call", "h": sort, "args": [encode([3, 1, 2])]})
-        assert reply["m"] == [[0, ["li", [1, 2, 3]]]] or reply["m"] == [[0, ["l", [["i", 1], ["i", 2], ["i", 3]]]]]
+        reply = peer.outgoing(peer.serve({"q": "call", "h": sort, "args": [["T", 4]]}))
+        peer.twins.sent()
+        assert reply == {"a": ["N"], "tws": [[4, ["l", [["i", 1], ["i", 2], ["i", 3]]]]]}, reply
+        assert kept[1] == [1, 2, 3]
+        del kept
+        reply = peer.outgoing({"a": ["N"]})  # nothing holds them now: the judge is told to forget its twins
+        assert reply == {"a": ["N"], "twx": [2, 4]}, reply
     finally:
         os.close(r)
         os.close(w)

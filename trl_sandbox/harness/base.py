@@ -45,6 +45,8 @@ DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 CLEANUP_MARGIN_S = 0.5
 #: Module name the program's own definitions carry (``__name__`` of its namespace).
 SOLUTION_MODULE = "__solution__"
+#: The file name the program's code is compiled with in the worker (its functions' ``co_filename``).
+PROGRAM_FILE = "<completion>"
 #: Module name of the test namespace in the judge: classes defined by trusted test code carry it.
 TESTS_MODULE = "__tests__"
 
@@ -75,7 +77,7 @@ class ValueNotSent(BaseException):
 
 class ProgramValueError(BaseException):
     """A value of the program's could not cross to the tests: one the worker could not send (the program returned,
-    raised or passed a container that contains itself, one nested too deep, one over the message limit), an answer
+    raised or passed a value nested too deep, one over the message limit), an answer
     the worker could have forged (the program runs in the worker and can write to its reply pipe), or a value of the
     tests that the program made or changed and the judge cannot send back to it. The test fails: the program chose
     that value, so it is never a None reward. BaseException, handled by each judge as that test's failure: the test

@@ -97,7 +97,7 @@ def load_program(emit, worker, req, deadline):
     """Load the program in the worker; emit a load record and return None on failure, else its names (a dict of
     values and remote objects)."""
     msg = {"q": "load", "mode": req["mode"], "program": req["program"], "banned": req.get("banned"),
-           "prelude": req.get("prelude") or ""}
+           "prelude": req.get("prelude") or "", "one_process": req["mode"] == "pytest"}
     worker.deadline = deadline
     try:
         answer = worker.request(msg, raw=True)

@@ -10,11 +10,10 @@ judge's :class:`.processes.Worker`.
 
 Patches (KodCode's pytest files: ``unittest.mock.patch``, pytest's ``monkeypatch``): what the tests change in the
 judge's modules and environment is made the same in the worker before each request (:func:`apply_patches`, the
-worker's side of the judge's ``patch`` request), so that the program runs as it would in the tests' own process.
+worker's side of a request's ``patch``), so that the program runs as it would in the tests' own process.
 """
 
 import builtins
-import collections
 import io
 import operator as _operator
 import os
@@ -23,7 +22,8 @@ import types
 
 from .base import SOLUTION_MODULE, Unserializable, ValueNotSent, _getattr, _isinstance, _type
 from .remote import Remote
-from .values import base_value, decode, encode, exception_info, raise_from
+from .twins import Twins
+from .values import base_value, decode, encode, encode_contents, exception_info, raise_from
 from .wire import receive, send
 
 
@@ -75,8 +75,6 @@ JUDGE_OPS = frozenset({
     "getitem", "int", "float", "index", "neg", "pos", "abs", "add", "radd", "sub", "rsub", "mul", "rmul",
     "truediv", "rtruediv", "floordiv", "rfloordiv", "mod", "rmod", "enter", "exit",
 })
-#: Mutable argument types whose changes by a call are copied back into the caller's objects.
-MUTABLE = (list, dict, set, bytearray, collections.deque)
 
 
 class Peer:
@@ -88,11 +86,16 @@ class Peer:
 
     Messages: requests ``{"q": op, "h": handle, ...}``; answers ``{"a": value}``, ``{"e": exception}`` or
     ``{"u": reason}`` (the value could not be sent), with ``"o"`` (text printed while the caller's ``sys.stdout``
-    was redirected) and ``"m"`` (``[[index or name, value]...]``: mutable arguments the call changed).
+    was redirected). Every message also carries the sender's twins' news (``"twn"``, ``"tws"``, ``"twx"``: see
+    :mod:`.twins`), so that a mutable value that crossed stays one object changed on both sides.
     """
+
+    #: 0 on the judge's side, 1 on the worker's (see :class:`.twins.Twins`).
+    side = 1
 
     def __init__(self, send_fd, recv_fd):
         self.send_fd, self.recv_fd = send_fd, recv_fd
+        self.twins = Twins(self.side)
         self.handles = {}
         self._handle_of = {}
         self._proxies = {}
@@ -100,6 +103,7 @@ class Peer:
         self.mirrors = {}
         self.patched = {}
         self.namespace = None
+        self.bridge = None
 
     def lend(self, obj):
         """The handle the other side refers to ``obj`` by (one per object, kept while this peer lives)."""
@@ -114,24 +118,58 @@ class Peer:
         """``value`` as this side sends it (:func:`.values.encode` with this peer lending what is not a value)."""
         return encode(value, self)
 
-    def remote(self, handle, type_name, is_callable, base=None):
-        """The :class:`.remote.Remote` for the other side's object ``handle`` (one per handle)."""
+    def remote(self, handle, type_name, is_callable, base=None, kind=None):
+        """The :class:`.remote.Remote` for the other side's object ``handle`` (one per handle); ``kind``: the type
+        it says it is (see :class:`.remote.Remote`)."""
         proxy = self._proxies.get(handle)
         if proxy is None:
-            proxy = self._proxies[handle] = Remote(self, handle, type_name, base)
+            proxy = self._proxies[handle] = Remote(self, handle, type_name, base, kind)
         return proxy
 
     # -- talking (the judge's side adds deadlines and treats garbage as a dead worker)
 
     def _send(self, msg, values=None):
-        send(self.send_fd, msg)
+        self.outgoing(msg)
+        self._sent(send, self.send_fd, msg)
+
+    def _sent(self, send_fn, fd, msg):
+        """Send ``msg`` with ``send_fn`` (:func:`.wire.send`), then settle what :meth:`outgoing` prepared."""
+        try:
+            whole = send_fn(fd, msg)
+        except BaseException:
+            self.twins.unsent()
+            raise
+        if whole:
+            self.twins.sent()
+        else:
+            self.twins.unsent()
 
     def _read(self):
-        return receive(self.recv_fd)
+        msg = receive(self.recv_fd)
+        self.incoming(msg)
+        return msg
+
+    def outgoing(self, msg):
+        """Add this side's news to ``msg`` before it is sent: its twins' changes (see :mod:`.twins`)."""
+        return self.twins.outgoing(msg, lambda obj: encode_contents(obj, self), self.held)
+
+    def incoming(self, msg):
+        """Apply the other side's news in ``msg`` (its twins' changes) before the message's values are decoded."""
+        if "twn" in msg or "tws" in msg or "twx" in msg:
+            self.twins.incoming(msg, lambda payload: decode(payload, self), self.twin_changed)
+
+    def held(self, obj):
+        """How many references this side's harness keeps to ``obj`` besides the twins' table (see
+        :meth:`.twins.Twins.outgoing`)."""
+        return 0
+
+    def twin_changed(self, obj):
+        """The other side changed ``obj``, a twin of this side's (the judge notes it as the program's doing)."""
 
     def request(self, msg, mutable=None, raw=False, values=None):
-        """Send request ``msg`` and return the decoded answer (or raise the exception it reports); copy argument
-        changes back into ``mutable`` (``(args, kwargs)`` of a call). ``raw``: return the answer message itself.
+        """Send request ``msg`` and return the decoded answer (or raise the exception it reports). ``mutable``:
+        ``(args, kwargs)`` of a call (their changes come back through the twins). ``raw``: return the answer message
+        itself.
         ``values``: the objects ``msg`` carries encoded (default: ``mutable``), for telling whose doing a message
         that cannot be sent is (see :meth:`.processes.Worker.not_sent`)."""
         if sys.stdout is not ORIGINAL_STREAMS[0]:
@@ -162,12 +200,6 @@ class Peer:
             raise self.unsent(str(answer["u"])[:200])
         value = decode(answer["a"], self)
         self.received(value)
-        if mutable is not None and answer.get("m"):
-            args, kwargs = mutable
-            for key, after in answer["m"]:
-                target = args[key] if _type(key) is int and 0 <= key < len(args) else kwargs.get(key)
-                _update_in_place(target, decode(after, self))
-                self.received(target)  # this side's own object now holds what the other side made
         return value
 
     def received(self, value):
@@ -186,9 +218,9 @@ class Peer:
         return {"e": {"t": ["B", "TypeError"], "desc": "TypeError: this side serves no requests"}}
 
     def answer(self, fn, msg):
-        """Run ``fn()`` and make its answer message: the value (a :class:`CallResult` carries changed arguments,
-        a :class:`Names` the load's names), the exception it raised, or why the value cannot be sent. With
-        ``"cap"`` in ``msg``, what it prints is captured and sent along."""
+        """Run ``fn()`` and make its answer message: the value (a :class:`Names` is the load's names), the exception
+        it raised, or why the value cannot be sent. With ``"cap"`` in ``msg``, what it prints is captured and sent
+        along."""
         capture = msg.get("cap") is True
         saved = sys.stdout
         if capture:
@@ -198,10 +230,6 @@ class Peer:
                 value = fn()
                 if _type(value) is Names:
                     reply = {"names": list(value)}
-                elif _type(value) is CallResult:
-                    reply = {"a": encode(value.value, self)}
-                    if value.changed:
-                        reply["m"] = [[key, encode(v, self)] for key, v in value.changed]
                 else:
                     reply = {"a": encode(value, self)}
             except Unserializable as exc:
@@ -220,34 +248,6 @@ class Peer:
 
 class Names(list):
     """The load answer: ``[[name, encoded value]...]``, already encoded (see :meth:`.worker.WorkerPeer.load`)."""
-
-
-class CallResult:
-    """A call's return value and its changed mutable arguments ``[(index or name, value)...]``."""
-
-    def __init__(self, value, changed):
-        self.value, self.changed = value, changed
-
-
-def _update_in_place(arg, after):
-    """Copy the changes a call made to a mutable argument back into the caller's object."""
-    try:
-        if _type(arg) is list and _type(after) is list:
-            arg[:] = after
-        elif _type(arg) in (dict, collections.OrderedDict, collections.Counter, collections.defaultdict) and \
-                _isinstance(after, dict):
-            arg.clear()
-            arg.update(after)
-        elif _type(arg) is set and _type(after) is set:
-            arg.clear()
-            arg.update(after)
-        elif _type(arg) is bytearray and _type(after) is bytearray:
-            arg[:] = after
-        elif _type(arg) is collections.deque and _type(after) is collections.deque:
-            arg.clear()
-            arg.extend(after)
-    except Exception:  # noqa: BLE001
-        pass
 
 
 #: ``sys.stdout`` as this process set it up: a test that replaced it wants the program's prints (see "cap").
@@ -357,14 +357,19 @@ def _patch_targets(peer, target, name):
     return [module]
 
 
-def apply_patches(peer, msg):
-    """The worker's side of the judge's ``{"q": "patch", "ops": [[target, name, mode, value]...]}``: ``mode``
-    ``"set"`` gives the name the judge's value (plain data by value, anything else as a remote object, so calls
+def apply_patches(peer, ops):
+    """The worker's side of a request's ``"patch"`` (``[[target, name, mode, value]...]``), before it is served:
+    ``mode`` ``"set"`` gives the name the judge's value (plain data by value, anything else as a remote object, so calls
     reach the test's mock and its ``side_effect`` comes back), ``"del"`` removes it, ``"restore"`` puts back what
     the worker had before the first patch of that name. ``target`` ``"E"``: an environment variable (value a str,
-    or None: unset); ``"C"``: the working directory (``monkeypatch.chdir``)."""
-    for target, name, mode, value in msg["ops"]:
+    or None: unset); ``"C"``: the working directory (``monkeypatch.chdir``); ``"R"``, ``"NR"``, ``"L"``: state of
+    the tests' process (see :mod:`.bridge`)."""
+    for target, name, mode, value in ops:
         name = str(name)
+        if target in ("R", "NR", "L"):  # random's and numpy's states, the loggers' levels (see .bridge)
+            if peer.bridge is not None:
+                peer.bridge.apply(target, decode(value, peer))
+            continue
         if target == "C":
             if "cwd" not in peer.patched:
                 peer.patched["cwd"] = os.getcwd()

@@ -9,7 +9,6 @@ harness runs as root, runs as ``nobody`` (:func:`confine`), whose processes and 
 removes.
 """
 
-import collections
 import ctypes
 import io
 import os
@@ -36,13 +35,13 @@ from .base import (
     WorkerDied,
     _callable,
     _getattr,
-    _isinstance,
     _type,
     describe,
     harness_file,
 )
+from .ownership import PROGRAM_VALUES_BUDGET, ProgramValues  # noqa: F401 - re-exported
 from .peer import JUDGE_OPS, OPS, Peer, next_items
-from .values import _is_namedtuple, decode, encode
+from .values import decode, encode, strict_str
 from .wire import close_fds_except, receive, send
 from .worker import run_worker
 
@@ -82,34 +81,7 @@ class WorkerOutput:
 
 
 
-#: Containers whose items :func:`.values.encode` sends by value (exact types: an instance of a subclass the tests
-#: define is lent as a reference, and its items never cross).
-_SENT_CONTAINERS = frozenset({list, tuple, set, frozenset, collections.deque, dict, collections.Counter,
-                              collections.OrderedDict, collections.defaultdict, type({}.keys()), type({}.values()),
-                              type({}.items())})
-#: What :meth:`Worker.received` never notes: shared or small objects.
-_NUMBERS = frozenset({int, float, bool, complex, type(None)})
-#: How much of what the program sent the judge keeps track of (items of containers, and 256 bytes of a string each
-#: count one): past it, every value of the tests that cannot cross is presumed to hold the program's (see
-#: :meth:`Worker.not_sent`), and what was tracked is let go (the judge's memory stays bounded).
-PROGRAM_VALUES_BUDGET = 2 << 20
-
-
-def _items_of(obj):
-    """The objects :func:`.values.encode` sends as parts of ``obj`` (the keys and values of a mapping), else ()."""
-    cls = _type(obj)
-    if cls in _SENT_CONTAINERS:
-        if _isinstance(obj, dict):
-            return [*obj.keys(), *obj.values()]
-        if cls is type({}.items()):
-            return [part for pair in obj for part in pair]
-        return obj
-    if _isinstance(obj, tuple) and _is_namedtuple(obj):
-        return obj
-    return ()
-
-
-class Worker(Peer):
+class Worker(ProgramValues, Peer):
     """The judge's side of the conversation with a worker: its pipes, deadlines, and how to kill it.
 
     ``pidfd`` (judge server): the worker is not our child; killing it through its pidfd and waiting for the pidfd
@@ -118,7 +90,8 @@ class Worker(Peer):
     ``deadline``: the current test's. ``budget`` (pytest files): instead of a deadline, the seconds the current
     test may still spend in the program: each request the tests make gets what is left, and what it took is
     deducted, so that the judge's own time between requests (pytest, fixtures, a test's ``time.sleep``) is never
-    the program's. ``before_request``: called with this worker before each request the judge sends (pytest files:
+    the program's. ``before_request``: called with this worker before each request the judge sends, returns what
+    the request carries for the worker to apply first (``"patch"``; pytest files:
     the tests' patches, made in the worker too). Anything but a well-formed message from the worker (garbage the
     code wrote into a pipe, a closed pipe, an answer that does not decode) means the worker is dead to us: it is
     killed.
@@ -141,6 +114,8 @@ class Worker(Peer):
         self.depth = 0
         self.budget = None
         self.before_request = None
+        self.on_names = None
+        self.after_answer = None
         self.test_modules = (TESTS_MODULE,)
         #: A callable returning a fresh :class:`Worker` (set by the server; None: a dead worker stays dead), and what
         #: the workers this one replaced printed (see :meth:`restart`).
@@ -154,16 +129,42 @@ class Worker(Peer):
         self.value_failures = 0
         self.value_failure = None
 
+    side = 0
+
     def _send(self, msg, values=None):
         if not self.alive:
             raise WorkerDied()
         try:
-            send(self.send_fd, msg)
+            self.outgoing(msg)
+            self._sent(send, self.send_fd, msg)
         except Unserializable as exc:
+            self.twins.unsent()
             raise self.not_sent(exc, values) from None
         except OSError:
             self.kill()
             raise WorkerDied() from None
+
+    def held(self, obj):
+        return 1 if self.from_program.get(id(obj)) is obj else 0
+
+    def incoming(self, msg):
+        """The twins' news, then the program's module-level names that changed (``"g"``), given to
+        :attr:`on_names` (``on_names(name, value)``, ``value`` :data:`DELETED` for a deleted name)."""
+        Peer.incoming(self, msg)
+        changed = msg.get("g")
+        if changed is not None and self.on_names is not None:
+            names = []
+            for name, value in changed:
+                name = strict_str(name)
+                if name.startswith("__"):
+                    raise ValueError("bad name")
+                names.append((name, DELETED if value is None else decode(value, self)))
+            self.received([value for _, value in names])
+            for name, value in names:
+                self.on_names(name, value)
+
+    def twin_changed(self, obj):
+        self.received(obj)  # a test's object the program changed: it holds the program's values now
 
     def encode(self, value):
         """``value`` as the judge sends it; raises :meth:`not_sent`'s exception when it cannot cross."""
@@ -197,83 +198,26 @@ class Worker(Peer):
         chose that value, or wrote that answer itself."""
         return self.program_failure(reason)
 
-    def received(self, value):
-        """Note ``value``, just decoded from the worker (an answer, an argument of a callback, an exception's
-        arguments, the program's names), or a test object a call changed: it, and every container and string in it
-        (and a large integer, but among other plain numbers), by identity (see :meth:`not_sent`). Past
-        :data:`PROGRAM_VALUES_BUDGET`, the judge stops tracking and presumes the program's data everywhere."""
-        if self.flooded:
-            return
-        tracked = self.from_program
-        stack = [value]
-        while stack:
-            obj = stack.pop()
-            cls = _type(obj)
-            # Only what decoding made anew: shared objects (small ints, "" and one-character strings, (), types,
-            # enum members, the judge's own modules and objects coming back) could be the tests' own too.
-            if cls is str or cls is bytes or cls is bytearray:
-                if len(obj) < 2:
-                    continue
-                size = len(obj) >> 8
-            elif cls is int:
-                if obj.bit_length() <= 4096:
-                    continue
-                size = obj.bit_length() >> 11
-            elif cls in _SENT_CONTAINERS or (_isinstance(obj, tuple) and _is_namedtuple(obj)):
-                if not obj and (cls is tuple or cls is frozenset):
-                    continue
-                if tracked.get(id(obj)) is obj:
-                    continue
-                parts = _items_of(obj)
-                size = len(parts)
-                # Plain numbers are nothing to note: skip them without a step each (a list of a million ints).
-                if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:
-                    stack.extend(parts)
-            elif (_getattr(cls, "__module__", "") or "").split(".")[0] in ("numpy", "pandas"):
-                try:  # an array or a frame, as a whole (its parts are made anew when the tests read them)
-                    size = int(_getattr(obj, "size", 0)) >> 3
-                except Exception:  # noqa: BLE001 - a pandas object whose size is not a number
-                    size = 0
-            else:
-                continue
-            tracked[id(obj)] = obj
-            self.program_items += 1 + size
-            if self.program_items > PROGRAM_VALUES_BUDGET:
-                self.flooded = True
-                self.from_program = {}
-                return
-
-    def _holds_program_value(self, values):
-        """Whether ``values`` (what a message carried, walked as :func:`.values.encode` walks it) hold an object
-        :meth:`received` noted."""
-        tracked = self.from_program
-        if values is None or not tracked:
-            return False
-        seen = set()
-        stack = [values]
-        while stack:
-            obj = stack.pop()
-            if tracked.get(id(obj)) is obj:
-                return True
-            parts = _items_of(obj)
-            if parts and id(obj) not in seen:
-                seen.add(id(obj))
-                if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:  # (as in received)
-                    stack.extend(parts)
-        return False
-
     def _read(self):
         deadline = self.deadline
         if self.cap is not None:
             deadline = self.cap if deadline is None else min(deadline, self.cap)
         try:
-            return receive(self.reply_r, deadline, self.output)
+            msg = receive(self.reply_r, deadline, self.output)
         except Timeout:
             self.kill()
             raise
         except (WorkerDied, OSError, ValueError, RecursionError, struct.error):
             self.kill()
             raise WorkerDied() from None
+        try:
+            self.incoming(msg)
+        except (Timeout, WorkerDied, ValueNotSent, ProgramValueError):
+            raise
+        except Exception:  # noqa: BLE001 - news that is not the harness's: the worker is not the harness any more
+            self.kill()
+            raise WorkerDied() from None
+        return msg
 
     def request(self, msg, mutable=None, raw=False, values=None):
         self.depth += 1
@@ -284,8 +228,10 @@ class Worker(Peer):
             if self.depth == 1 and self.budget is not None:
                 start = time.monotonic()
                 self.deadline = start + self.budget
-            if self.before_request is not None and msg.get("q") != "patch":
-                self.before_request(self)
+            if self.before_request is not None:
+                news = self.before_request(self)
+                if news:
+                    msg["patch"] = news
             return super().request(msg, mutable, raw, values)
         finally:
             self.depth -= 1
@@ -293,6 +239,8 @@ class Worker(Peer):
                 self.budget = max(0.0, self.budget - (time.monotonic() - start))
 
     def _unwrap(self, answer, mutable):
+        if self.after_answer is not None:  # pytest files: the program's warnings, log records, random states
+            self.after_answer(answer)
         if "e" in answer or "u" in answer:
             return super()._unwrap(answer, mutable)  # raises the program's exception (rebuilt here), or its failure
         try:
@@ -305,9 +253,10 @@ class Worker(Peer):
 
     def serve(self, msg):
         """Callbacks of the worker on objects the judge lent (the tests' lambdas, iterators and objects): calls,
-        iteration and the plain operations of :data:`.peer.JUDGE_OPS`; public attributes only of instances of classes
-        the tests define, of the tests' memory files (a ``StringIO`` patched in as ``sys.stdin``) and of their mocks
-        (see :func:`_lent_attribute`). Nothing else of the judge is reachable."""
+        iteration and the plain operations of :data:`.peer.JUDGE_OPS`; public attributes (read, set and deleted)
+        only of instances of classes the tests define, and (read) of the tests' memory files (a ``StringIO`` patched
+        in as ``sys.stdin``), of a few standard library classes (a ``queue.Queue``) and of their mocks (see
+        :func:`_lent_attribute`). Nothing else of the judge is reachable."""
         op = msg.get("q")
 
         def run():
@@ -322,11 +271,18 @@ class Worker(Peer):
             if op == "op" and msg.get("name") in JUDGE_OPS:
                 fn, arity = OPS[msg["name"]]
                 return fn(target, *[decode(a, self) for a in msg.get("args", ())][:arity])
-            if op == "get" and _type(msg.get("name")) is str and not msg["name"].startswith("_"):
-                if _getattr(_type(target), "__module__", None) in self.test_modules or \
-                        _lent_attribute(target, msg["name"]):
-                    return _getattr(target, msg["name"])
-            raise TypeError("the tests' objects do not support %r here" % (msg.get("name") or op,))
+            name = msg.get("name")
+            if op in ("get", "set", "del") and _type(name) is str and not name.startswith("_"):
+                own = _getattr(_type(target), "__module__", None) in self.test_modules
+                if op == "get" and (own or _lent_attribute(target, name)):
+                    return _getattr(target, name)
+                if op == "set" and own:  # a linked list's node the program relinks, a dataclass it updates
+                    value = decode(msg["args"][0], self)
+                    self.received(value)
+                    return setattr(target, name, value)
+                if op == "del" and own:
+                    return delattr(target, name)
+            raise TypeError("the tests' objects do not support %r here" % (name or op,))
 
         return self.answer(run, msg)
 
@@ -378,16 +334,28 @@ class Worker(Peer):
 
 
 _MISSING = object()
+#: Standard library classes whose public attributes (their methods above all) the program may use on a test's
+#: object, as it would in the tests' process: a ``queue.Queue`` it fills, an ``Event`` it sets, a logger it logs to.
+_LENT_CLASSES = frozenset({
+    ("queue", "Queue"), ("queue", "LifoQueue"), ("queue", "PriorityQueue"), ("queue", "SimpleQueue"),
+    ("_queue", "SimpleQueue"), ("threading", "Event"), ("logging", "Logger"), ("logging", "RootLogger"),
+    ("logging", "LoggerAdapter"), ("collections", "ChainMap"),
+})
+#: A name the program deleted (see :meth:`Worker.incoming`).
+DELETED = object()
 
 
 def _lent_attribute(target, name):
     """Whether the worker may read attribute ``name`` of the judge's ``target``: any public one of a memory file
-    (``io.StringIO``, ``io.BytesIO``: a test's stdin), and of a mock (``unittest.mock``) only what is not the mock's
+    (``io.StringIO``, ``io.BytesIO``: a test's stdin) and of the standard library classes of :data:`_LENT_CLASSES`,
+    and of a mock (``unittest.mock``) only what is not the mock's
     own API: its children and the attributes the test configured (``response.json``, ``handle.read``), never
     ``reset_mock``, ``call_count`` or ``assert_called_with``, so the program can call a test's mock but never
     rewrite what it recorded."""
     cls = _type(target)
     if cls is io.StringIO or cls is io.BytesIO:
+        return True
+    if (_getattr(cls, "__module__", None), _getattr(cls, "__qualname__", None)) in _LENT_CLASSES:
         return True
     mock = sys.modules.get("unittest.mock")
     return mock is not None and issubclass(cls, mock.NonCallableMock) and _getattr(cls, name, _MISSING) is _MISSING

@@ -35,6 +35,7 @@ program's context manager never swallows a test's failure (see :meth:`.remote.Re
 
 import builtins
 import io
+import linecache
 import os
 import signal
 import sys
@@ -43,6 +44,8 @@ import types
 
 from .base import (
     NOBODY,
+    PROGRAM_FILE,
+    SOLUTION_MODULE,
     ProgramValueError,
     Timeout,
     Unserializable,
@@ -53,9 +56,10 @@ from .base import (
     describe,
     harness_file,
 )
+from .bridge import JudgeBridge
 from .judges import BUILTIN_NAMES, CRASH, load_program
 from .peer import crossed, shield_harness
-from .processes import WORKER_HOME, run_in_child
+from .processes import DELETED, WORKER_HOME, run_in_child
 from .values import as_reference, encode
 
 
@@ -108,7 +112,7 @@ class Patches:
     """The tests' changes, in this fork of the judge, to modules (through ``unittest.mock`` and pytest's
     ``monkeypatch``, whose module-global ``setattr``/``delattr`` are :meth:`setattr`/:meth:`delattr`, or by
     assigning to the solution module) and to ``os.environ``; :meth:`sync` makes the same changes in the worker
-    before each request (the ``patch`` request, see :func:`.peer.apply_patches`).
+    before each request (the request's ``patch`` operations, see :func:`.peer.apply_patches`).
 
     A module's attribute is set in the judge too (a test reads ``solution.helper`` back as its mock), after the
     harness's own modules got a copy of that module (:func:`.peer.shield_harness`: a test's ``json.dumps`` mock never
@@ -127,6 +131,7 @@ class Patches:
         self.env_seen = dict(_environ_raw())
         self.env_sent = {}  # variable -> what the worker was last told
         self.cwd = self.cwd_sent = os.getcwd()  # monkeypatch.chdir(tmp_path): the program works there too
+        self.bridge = JudgeBridge()  # warnings, logging, random, sys.stdin
 
     # -- the tests' side: unittest.mock's and monkeypatch's setattr/delattr
 
@@ -177,7 +182,8 @@ class Patches:
     # -- the worker's side
 
     def sync(self, worker):
-        """Send the worker what changed since the last request (one ``patch`` request, or none)."""
+        """What changed since the last request, as the operations the request carries (``"patch"``, applied by the
+        worker before it serves the request: see :func:`.peer.apply_patches`)."""
         ops = []
         if self.dirty:
             dirty, self.dirty = self.dirty, set()
@@ -196,8 +202,8 @@ class Patches:
         if cwd != self.cwd_sent:
             self.cwd_sent = cwd
             ops.append(["C", "", "restore", None] if cwd == self.cwd else ["C", "", "set", encode(cwd)])
-        if ops:
-            worker.request({"q": "patch", "ops": ops})
+        ops += self.bridge.ops(lambda value: _encode(worker, value))
+        return ops
 
     def _builtin_op(self, worker, name):
         stack = self.builtins.get(name)
@@ -353,6 +359,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     source in memory. A program that watches the scratch directories finds no test file to read, nor one to
     replace."""
     scratch = []  # the directory of pytest's temporary files, removed at the end
+    workdir = []  # the tests' working directory, in it
     disarm = _start_alarm(emit, lambda: [_remove(path) for path in scratch])
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ.pop("PYTEST_ADDOPTS", None)
@@ -376,6 +383,12 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     solution = SolutionModule(req.get("module") or "solution")
     solution.__dict__.update(names)
     sys.modules[solution.__name__] = solution
+    # The program's functions say they belong to its module (``__module__``, ``co_filename``): ``inspect.getsource``
+    # and ``doctest.testmod(solution)`` find it, and its source, here, as in the tests' process. The source is the
+    # judge's own copy of the program (nothing the program runs can change what the tests read).
+    sys.modules[SOLUTION_MODULE] = solution
+    program = req["program"]
+    linecache.cache[PROGRAM_FILE] = (len(program), None, program.splitlines(True), PROGRAM_FILE)
     source = req["setup"]
     anchor = os.path.join(os.environ.get("TRL_SANDBOX_JUDGE_PATH") or "/nonexistent", JUDGE_ANCHOR)
     if not os.path.isfile(anchor):
@@ -394,10 +407,25 @@ def _pytest_in_child(emit, worker, req, names, timeout):
         scratch.append(basetemp)
         os.environ["TMPDIR"] = basetemp
         tempfile.tempdir = None
-    os.chdir(os.path.dirname(anchor))  # pytest collects from here (a fork: the judge's directory is unchanged)
+        # The tests' working directory, as the directory run_test.sh runs pytest in: writable, and the program's too
+        # (a test writes "data.txt" where it runs and the program opens it by that name). pytest starts in the
+        # anchor's directory and moves there at the session's start, so that it comes back to a directory that
+        # outlives the worker's home (where this one is) when it ends.
+        workdir.append(tempfile.mkdtemp(prefix="cwd-", dir=basetemp))
+    os.chdir(os.path.dirname(anchor))  # (a fork: the judge's own directory is unchanged)
     patches = Patches(solution)
+    patches.cwd = patches.cwd_sent = None  # the worker is told the tests' directory before the first call
     _install(patches, pytest)
     worker.before_request = patches.sync
+
+    def renamed(name, value):  # the program rebound or deleted a module-level name: the tests' module says so too
+        if value is DELETED:
+            solution.__dict__.pop(name, None)
+        else:
+            solution.__dict__[name] = value
+
+    worker.on_names = renamed
+    worker.after_answer = lambda answer: patches.bridge.after(answer, worker)
     worker.test_modules = worker.test_modules + (TEST_MODULE,)
     collect_errors = []
 
@@ -443,6 +471,8 @@ def _pytest_in_child(emit, worker, req, names, timeout):
 
         def pytest_sessionstart(self, session):
             _install(patches, pytest)  # an older pytest loads its monkeypatch module with its plugins
+            if workdir:
+                os.chdir(workdir[0])
 
         def pytest_collectreport(self, report):
             if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
@@ -467,6 +497,9 @@ def _pytest_in_child(emit, worker, req, names, timeout):
             state = outcome.setdefault(key, {})
             exc = call.excinfo.value if call.excinfo is not None else ProgramValueError(worker.value_failure)
             last_error[0] = _plain(exc)
+            if _isinstance(exc, (Timeout, WorkerDied)):
+                # The worker is gone, and its home with the tests' directory: pytest must not be left in it.
+                os.chdir(os.path.dirname(anchor))
             if _isinstance(exc, Timeout):
                 state["timeout"] = True
             elif _isinstance(exc, WorkerDied):
@@ -513,6 +546,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     finally:
         sys.stdout = saved
         disarm()
+        os.chdir("/")  # out of the tests' directory, removed with the rest
         for path in scratch:
             _remove(path)
     if not outcome:

@@ -23,15 +23,36 @@ class Remote:
     ``hash``, arithmetic, ``isinstance`` against a remote class) is the other side's answer.
     """
 
-    __slots__ = ("_trl_peer", "_trl_id", "_trl_type", "_trl_base", "_trl_buffer", "_trl_batches", "__weakref__")
+    __slots__ = ("_trl_peer", "_trl_id", "_trl_type", "_trl_base", "_trl_buffer", "_trl_batches", "_trl_class",
+                 "__weakref__")
 
-    def __init__(self, peer, handle, type_name, base=None):
+    def __init__(self, peer, handle, type_name, base=None, kind=None):
         object.__setattr__(self, "_trl_peer", peer)
         object.__setattr__(self, "_trl_id", handle)
         object.__setattr__(self, "_trl_type", type_name)
         object.__setattr__(self, "_trl_base", base)
         object.__setattr__(self, "_trl_buffer", None)
         object.__setattr__(self, "_trl_batches", 0)
+        object.__setattr__(self, "_trl_class", kind)
+
+    def __getattribute__(self, name):
+        # ``__module__`` and ``__doc__`` are the other side's object's (``inspect.getmodule``, ``doctest`` and
+        # ``functools.wraps`` read them), not this class's; a side that does not lend them answers as for an absent
+        # attribute.
+        if name == "__module__" or name == "__doc__":
+            try:
+                return object.__getattribute__(self, "_trl_op")("get", name=name)
+            except TypeError:
+                raise AttributeError(name) from None
+        return object.__getattribute__(self, name)
+
+    @property
+    def __class__(self):
+        """The type the object says it is: a generator, a function, a method or a code object of the other side says
+        so (``isinstance(g, types.GeneratorType)``, ``inspect.isfunction``, as ``unittest.mock``'s ``spec`` does);
+        anything else is a :class:`Remote`. ``type()`` still tells the truth."""
+        kind = object.__getattribute__(self, "_trl_class")
+        return Remote if kind is None else kind
 
     def _trl_op(self, op, *args, **fields):
         peer = object.__getattribute__(self, "_trl_peer")
@@ -177,3 +198,4 @@ class Remote:
     __or__, __ror__, __xor__, __rxor__ = _binary("or"), _binary("ror"), _binary("xor"), _binary("rxor")
     __lshift__, __rshift__, __matmul__ = _binary("lshift"), _binary("rshift"), _binary("matmul")
     del _compare, _unary, _binary
+

@@ -3,20 +3,25 @@
 Values cross with exact types (:func:`encode`): ``None``, ``bool``, ``int`` of any size, ``float``, ``complex``,
 ``str``, ``bytes``, ``bytearray``, ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``, ``range``, ``Fraction``,
 ``Decimal``, ``Counter``, ``OrderedDict``, ``defaultdict``, ``deque``, namedtuples, dict views, ``datetime`` values,
-enum members of standard library enums, builtin types by name, numpy arrays and pandas ``Series``, ``DataFrame`` and
-``Index`` (their data, rebuilt by the receiver). The receiver decodes them into fresh objects of those
-types (:func:`decode`), so equality is decided by trusted code. Everything else (functions, classes, instances of the
-program's classes, generators, ``re.Match``...) crosses as a reference, which the receiver sees as a
-:class:`.remote.Remote`. Exceptions cross with their class: a builtin or standard library exception as itself, an
-exception class the program defines as a class the judge makes for it (so ``except TheirError`` in a test works).
+enum members of standard library enums, builtin types by name, ``pathlib`` paths, compiled ``re`` patterns, numpy
+arrays and scalars with their dtype, and pandas ``Series``, ``DataFrame`` and ``Index`` with their dtypes (their data,
+rebuilt by the receiver). The receiver decodes them into objects of those types (:func:`decode`), so equality is
+decided by trusted code. A mutable value (``list``, ``dict``, ``set``, ``bytearray``, ``deque``, ``Counter``,
+``OrderedDict``, ``defaultdict``, a numpy array) crosses once, as a *twin* (``["T", id]``, see :mod:`.twins`): the
+two sides keep their objects alike after every message and a twin crosses back as the same object, so identity,
+aliasing, in-place changes at any depth and containers that contain themselves behave as in one process. Everything
+else (functions, classes, instances of the program's classes, generators, ``re.Match``, a ``typing.NamedTuple`` with
+methods...) crosses as a reference, which the receiver sees as a :class:`.remote.Remote`. Exceptions cross with
+their class and their attributes: a builtin or standard library exception as itself, an exception class the program
+defines as a class the judge makes for it (so ``except TheirError`` in a test works).
 
 **Nothing the model's code controls decides a comparison with a value**: a remote object is never equal to a value
 (its ``__eq__`` is consulted only against another remote object), so an object with a rigged ``__eq__``, or a
 subclass of ``int``/``str`` that overrides it, cannot pass ``== expected``. A value that still cannot cross (nested
-deeper than :data:`_MAX_DEPTH`, a container that contains itself, a message over 64 MiB) raises
-:class:`.base.Unserializable` naming its type and why (its ``kind``). Whose doing that is, the judge decides (see
-:class:`.processes.Worker`): a value of the program's fails its test; one of the tests' own ends the run with an
-``unserializable`` record (a None reward), never a wrong answer.
+deeper than :data:`_MAX_DEPTH`, a message over 64 MiB) raises :class:`.base.Unserializable` naming its type and why
+(its ``kind``). Whose doing that is, the judge decides (see :class:`.processes.Worker`): a value of the program's
+fails its test; one of the tests' own ends the run with an ``unserializable`` record (a None reward), never a wrong
+answer.
 """
 
 import builtins
@@ -40,7 +45,9 @@ from .base import (
     _type,
     describe,
 )
+from .arrays import decode_array_like, decode_numpy_scalar, encode_array_like, encode_numpy_scalar, numpy_scalar_types
 from .remote import Remote
+from .twins import is_twin_type
 
 #: Containers nested deeper than this do not cross.
 _MAX_DEPTH = 200
@@ -77,6 +84,29 @@ def _builtin_name(value):
     return None
 
 
+#: pathlib's classes, which cross as themselves (``tmp_path / "f.txt"``).
+_PATHS = frozenset({"PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath"})
+#: ``re.Pattern`` (a compiled pattern crosses as its pattern and flags, compiled again by the receiver).
+_PATTERN = _type(__import__("re").compile(""))
+_PLAIN_NAMEDTUPLE = frozenset(collections.namedtuple("_T", "a").__dict__) | {
+    "__orig_bases__", "__annotations__", "__annotate__", "__doc__", "__module__", "__qualname__", "_field_defaults",
+    "__static_attributes__", "__firstlineno__"}
+_OWN_METHODS = {}
+
+
+def _has_own_methods(cls):
+    """Whether a namedtuple class defines more than a namedtuple has (a ``typing.NamedTuple`` with methods or
+    properties): such a value crosses as a reference, so that its methods stay its own."""
+    found = _OWN_METHODS.get(cls)
+    if found is None:
+        fields = set(cls._fields)
+        found = _OWN_METHODS[cls] = any(_type(name) is str and name not in _PLAIN_NAMEDTUPLE and name not in fields
+                                        for name in cls.__dict__)
+        if len(_OWN_METHODS) > _CLASS_CACHE_LIMIT:
+            _OWN_METHODS.clear()
+    return found
+
+
 def _is_namedtuple(value):
     cls = _type(value)
     return (
@@ -90,12 +120,14 @@ def _is_namedtuple(value):
 def encode(value, peer=None, depth=0, path=None):
     """Encode ``value`` as JSON-able data with its exact type (the types are in the module docstring).
 
-    Everything else becomes a reference: ``["R", handle, type name, callable]`` to an object ``peer`` lends (see
-    :class:`.peer.Peer`), or ``["H", handle]`` for an object the other side lent. Without ``peer``, only values encode.
+    A mutable value becomes a twin of ``peer``'s (``["T", id]``, its contents in the message's ``"twn"``: see
+    :mod:`.twins`). Everything else becomes a reference: ``["R", handle, type name, callable, value base, kind]``
+    to an object ``peer`` lends (see :class:`.peer.Peer`), or ``["H", handle]`` for an object the other side lent.
+    Without ``peer``, only values encode (mutable ones as plain copies).
 
     Raises:
-        Unserializable: nested deeper than ``_MAX_DEPTH``, a container that contains itself, or (without ``peer``)
-            an object that is not a value.
+        Unserializable: nested deeper than ``_MAX_DEPTH``, or (without ``peer``) a container that contains itself
+            or an object that is not a value.
     """
     if depth > _MAX_DEPTH:
         raise Unserializable("a %s nested deeper than %d levels" % (_type_name(value), _MAX_DEPTH), "depth")
@@ -114,40 +146,32 @@ def encode(value, peer=None, depth=0, path=None):
         return ["s", value]
     if t is bytes:
         return ["y", value.hex()]
-    if t is list or t is tuple:
-        tag = "l" if t is list else "t"
-        kinds = set(map(_type, value)) if len(value) > 4 else None
-        if kinds is not None and len(kinds) == 1:
-            kind = next(iter(kinds))
-            fast = _FAST.get(kind)
-            if fast is not None and (
-                kind is not int or max(max(value).bit_length(), min(value).bit_length()) <= _BIG_INT_BITS
-            ):
-                return [tag + fast, list(value)]
-        return [tag, _items(value, peer, depth, path)]
-    if t is dict:
-        return ["d", _pairs(value.items(), value, peer, depth, path)]
-    if t is set or t is frozenset:
-        return ["S" if t is set else "FS", _items(value, peer, depth, path)]
+    if is_twin_type(t):
+        if peer is None:
+            return _encode_contents(value, t, peer, depth, path)
+        twins = peer.twins
+        tid = twins.find(value)
+        if tid is None:
+            tid, slot = twins.add(value)
+            try:
+                contents = _encode_contents(value, t, peer, depth, path)
+            except BaseException:
+                twins.discard(slot)
+                raise
+            twins.added(slot, contents)
+        return ["T", tid]
+    if t is tuple:
+        return _encode_contents(value, t, peer, depth, path)
+    if t is frozenset:
+        return ["FS", _items(value, peer, depth, path)]
     if t is complex:
         return ["c", value.real, value.imag]
-    if t is bytearray:
-        return ["Y", value.hex()]
     if t is range:
         return ["r", value.start, value.stop, value.step]
     if t is fractions.Fraction:
         return ["Q", encode(value.numerator), encode(value.denominator)]
     if t is decimal.Decimal:
         return ["D", str(value)]
-    if t is collections.Counter:
-        return ["C", _pairs(value.items(), value, peer, depth, path)]
-    if t is collections.OrderedDict:
-        return ["O", _pairs(value.items(), value, peer, depth, path)]
-    if t is collections.defaultdict:
-        factory = value.default_factory
-        return ["DD", encode(factory, peer, depth + 1), _pairs(value.items(), value, peer, depth, path)]
-    if t is collections.deque:
-        return ["q", value.maxlen, _items(value, peer, depth, path)]
     if t is type({}.keys()):
         return ["dk", _items(value, peer, depth, path)]
     if t is type({}.values()):
@@ -162,7 +186,13 @@ def encode(value, peer=None, depth=0, path=None):
     if t is datetime.timedelta:
         return ["dt", "timedelta", [value.days, value.seconds, value.microseconds]]
     if _isinstance(value, tuple) and _is_namedtuple(value):
+        if peer is not None and _has_own_methods(t):  # a NamedTuple with methods: itself, as a reference
+            return as_reference(value, peer)
         return ["nt", t.__name__, list(t._fields), _items(value, peer, depth, path)]
+    if t.__module__ == "pathlib" and t.__name__ in _PATHS:
+        return ["P", t.__name__, str(value)]
+    if t is _PATTERN:
+        return ["re", encode(value.pattern, peer, depth + 1), value.flags]
     if _isinstance(value, types.ModuleType):
         name = _getattr(value, "__name__", None)
         if _type(name) is str:
@@ -175,14 +205,54 @@ def encode(value, peer=None, depth=0, path=None):
     enum_member = _enum_reference(value)
     if enum_member is not None:
         return enum_member
-    if t.__module__ == "numpy" and _isinstance(value, _numpy_scalar_types()):
-        return encode(value.item(), peer, depth, path)
-    array = _encode_array_like(value, t, peer, depth, path)
+    if t.__module__ == "numpy" and _isinstance(value, numpy_scalar_types()):
+        scalar = encode_numpy_scalar(value)  # with its own type: np.True_ is not True, np.int64 is not an int
+        return scalar if scalar is not None else encode(value.item(), peer, depth, path)
+    array = encode_array_like(value, t, peer, depth, path, _CODEC)
     if array is not None:
         return array
     if peer is None:
         raise Unserializable("an object of type %s is not a value" % _type_name(value))
     return as_reference(value, peer)
+
+
+def encode_contents(value, peer):
+    """A twin's contents as :func:`encode` sends them (see :mod:`.twins`)."""
+    return _encode_contents(value, _type(value), peer, 0, None)
+
+
+def _encode_contents(value, t, peer, depth, path):
+    """The encoding of a container's contents (a twin's, see :mod:`.twins`, or a tuple's)."""
+    if t is list or t is tuple:
+        tag = "l" if t is list else "t"
+        kinds = set(map(_type, value)) if len(value) > 4 else None
+        if kinds is not None and len(kinds) == 1:
+            kind = next(iter(kinds))
+            fast = _FAST.get(kind)
+            if fast is not None and (
+                kind is not int or max(max(value).bit_length(), min(value).bit_length()) <= _BIG_INT_BITS
+            ):
+                return [tag + fast, list(value)]
+        return [tag, _items(value, peer, depth, path)]
+    if t is dict:
+        return ["d", _pairs(value.items(), value, peer, depth, path)]
+    if t is set:
+        return ["S", _items(value, peer, depth, path)]
+    if t is bytearray:
+        return ["Y", value.hex()]
+    if t is collections.Counter:
+        return ["C", _pairs(value.items(), value, peer, depth, path)]
+    if t is collections.OrderedDict:
+        return ["O", _pairs(value.items(), value, peer, depth, path)]
+    if t is collections.defaultdict:
+        factory = value.default_factory
+        return ["DD", encode(factory, peer, depth + 1), _pairs(value.items(), value, peer, depth, path)]
+    if t is collections.deque:
+        return ["q", value.maxlen, _items(value, peer, depth, path)]
+    array = encode_array_like(value, t, peer, depth, path, _CODEC)
+    if array is None:
+        raise Unserializable("an object of type %s is not a value" % _type_name(value))
+    return array
 
 
 def _items(values, peer, depth, path):
@@ -217,71 +287,6 @@ def _type_name(value):
     return name if module in ("builtins", SOLUTION_MODULE, TESTS_MODULE, None) else "%s.%s" % (module, name)
 
 
-def _encode_array_like(value, t, peer, depth, path):
-    """numpy arrays and pandas ``Series``/``DataFrame``/``Index`` as values (KodCode's tests pass them to the program
-    and compare what it returns, as in one process), else None. An array of plain numbers crosses as its bytes with
-    its dtype and shape; one of objects, and pandas' indexes and columns, as lists of values."""
-    module = _getattr(t, "__module__", "") or ""
-    if module == "numpy" and t.__name__ == "ndarray":
-        if value.dtype.hasobject:
-            return ["npo", list(value.shape), _items(value.ravel().tolist(), peer, depth, path)]
-        return ["np", value.dtype.str, list(value.shape), value.tobytes().hex()]
-    if module != "pandas" and not module.startswith("pandas."):
-        return None
-    pandas = sys.modules.get("pandas")
-    if pandas is None:
-        return None
-    if t is pandas.Series:
-        return ["pdS", encode(value.name, peer, depth + 1), _index(value.index, peer, depth, path),
-                encode(value.to_numpy(), peer, depth + 1, path)]
-    if t is pandas.DataFrame:
-        columns = [encode(value[c].to_numpy() if value.columns.is_unique else value.iloc[:, i].to_numpy(),
-                          peer, depth + 1, path) for i, c in enumerate(value.columns)]
-        return ["pdF", _index(value.columns, peer, depth, path), _index(value.index, peer, depth, path), columns]
-    if _isinstance(value, pandas.Index):
-        return _index(value, peer, depth, path)
-    return None
-
-
-def _index(index, peer, depth, path):
-    return ["pdI", encode(index.name, peer, depth + 1), _items(index.tolist(), peer, depth, path)]
-
-
-def _decode_array_like(tag, data, peer):
-    """Inverse of :func:`_encode_array_like` (numpy and pandas must be importable here). Untrusted data builds only
-    arrays of plain dtypes (never objects from bytes) and pandas objects from decoded values."""
-    numpy = importlib.import_module("numpy")  # optional: only data that holds arrays needs it
-    if tag == "np":
-        dtype = numpy.dtype(strict_str(data[1]))
-        if dtype.hasobject:
-            raise ValueError("object arrays cross as lists")
-        shape = tuple(_int(n) for n in data[2])
-        return numpy.frombuffer(bytes.fromhex(strict_str(data[3])), dtype=dtype).reshape(shape).copy()
-    if tag == "npo":
-        shape = tuple(_int(n) for n in data[1])
-        flat = [decode(v, peer) for v in data[2]]
-        array = numpy.empty(len(flat), dtype=object)
-        array[:] = flat
-        return array.reshape(shape)
-    pandas = importlib.import_module("pandas")
-    if tag == "pdI":
-        return pandas.Index([decode(v, peer) for v in data[2]], name=decode(data[1], peer))
-    if tag == "pdS":
-        return pandas.Series(decode(data[3], peer), index=decode(data[2], peer), name=decode(data[1], peer))
-    columns, index = decode(data[1], peer), decode(data[2], peer)
-    values = [decode(v, peer) for v in data[3]]
-    if len(values) != len(columns):
-        raise ValueError("bad DataFrame")
-    frame = pandas.DataFrame({i: v for i, v in enumerate(values)}, index=index)
-    frame.columns = columns
-    return frame
-
-
-def _numpy_scalar_types():
-    numpy = sys.modules.get("numpy")
-    return (numpy.generic,) if numpy is not None else ()
-
-
 def _enum_reference(value):
     """``["E", module, qualname, member]`` for a member of an enum defined outside the program (the judge resolves it
     among the modules it has loaded)."""
@@ -302,7 +307,17 @@ def as_reference(value, peer):
     if _type(value) is Remote and object.__getattribute__(value, "_trl_peer") is peer:
         return ["H", object.__getattribute__(value, "_trl_id")]
     base = _value_base(value)
-    return ["R", peer.lend(value), _type_name(value), _callable(value), base.__name__ if base else None]
+    return ["R", peer.lend(value), _type_name(value), _callable(value), base.__name__ if base else None,
+            _FAITHFUL.get(_type(value))]
+
+
+#: The types a remote object says it is (its ``__class__``, see :class:`.remote.Remote`), so that
+#: ``isinstance(g, types.GeneratorType)``, ``inspect.isfunction``, ``inspect.getsource`` and ``doctest`` see the
+#: program's generators and functions as what they are.
+_FAITHFUL = {types.GeneratorType: "generator", types.FunctionType: "function", types.MethodType: "method",
+             types.CodeType: "code", types.CoroutineType: "coroutine", types.AsyncGeneratorType: "async_generator",
+             types.BuiltinFunctionType: "builtin_function_or_method"}
+_FAITHFUL_TYPES = {name: cls for cls, name in _FAITHFUL.items()}
 
 
 _VALUE_BASES = (int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset, collections.Counter,
@@ -448,8 +463,8 @@ def decode(data, peer=None):
         return cls[strict_str(data[3])]
     if tag == "X":
         return _exception_class(data, peer)
-    if tag in ("np", "npo", "pdI", "pdS", "pdF"):
-        return _decode_array_like(tag, data, peer)
+    if tag in ("np", "npo", "pdI", "pdS", "pdF", "pdc", "pdx"):
+        return decode_array_like(tag, data, peer, _CODEC)
     if tag == "M":
         module = sys.modules.get(strict_str(data[1]))
         if module is not None and not _own_module(module):
@@ -459,7 +474,25 @@ def decode(data, peer=None):
         if peer is None:
             return _opaque(strict_str(data[2]))
         base = data[4] if len(data) > 4 else None
-        return peer.remote(_int(data[1]), strict_str(data[2]), bool(data[3]), base if _type(base) is str else None)
+        kind = _FAITHFUL_TYPES.get(data[5]) if len(data) > 5 and _type(data[5]) is str else None
+        return peer.remote(_int(data[1]), strict_str(data[2]), bool(data[3]), base if _type(base) is str else None,
+                           kind)
+    if tag == "P":
+        name = strict_str(data[1])
+        if name not in _PATHS:
+            raise ValueError("bad path")
+        return getattr(importlib.import_module("pathlib"), name)(strict_str(data[2]))
+    if tag == "re":
+        pattern = decode(data[1])
+        if _type(pattern) not in (str, bytes):
+            raise ValueError("bad pattern")
+        return importlib.import_module("re").compile(pattern, _int(data[2]))
+    if tag == "T":
+        if peer is None:
+            raise ValueError("no twins here")
+        return peer.twins.get(data[1])
+    if tag == "ng":
+        return decode_numpy_scalar(data)
     if tag == "H":
         if peer is None:
             raise ValueError("no handles here")
@@ -566,6 +599,14 @@ def raise_from(info, peer):
     except Exception:  # noqa: BLE001 - a constructor with other arguments (JSONDecodeError): the args still tell
         exc = cls.__new__(cls)
         exc.args = args
+    attributes = info.get("attrs")
+    for entry in attributes if _type(attributes) is list else ():
+        try:
+            name = strict_str(entry[0])
+            if not name.startswith("__"):
+                setattr(exc, name, decode(entry[1], peer))
+        except Exception:  # noqa: BLE001 - one that does not decode or cannot be set is left out
+            pass
     raise exc
 
 
@@ -580,4 +621,21 @@ def exception_info(exc, peer):
         info["args"] = [encode(a) for a in exc.args]
     except Exception:  # noqa: BLE001 - not values: the description is used instead
         pass
+    attributes = []
+    try:
+        own = _getattr(exc, "__dict__", None)
+        for name, value in list(own.items()) if _type(own) is dict else ():
+            if _type(name) is str and not name.startswith("__"):
+                try:
+                    attributes.append([name, encode(value, peer)])
+                except Exception:  # noqa: BLE001 - one that cannot cross is left out
+                    pass
+    except Exception:  # noqa: BLE001 - an exception that refuses to be looked at
+        pass
+    if attributes:
+        info["attrs"] = attributes  # what its __init__ set (``InsufficientFunds(...).shortfall``)
     return info
+
+
+#: This module, as :mod:`.arrays` uses it.
+_CODEC = sys.modules[__name__]

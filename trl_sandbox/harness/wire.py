@@ -26,25 +26,28 @@ def send_frame(fd, data):
 
 
 def send(fd, obj):
-    """Write the JSON-able ``obj`` to ``fd`` as one message.
+    """Write the JSON-able ``obj`` to ``fd`` as one message. Returns False when it was an answer over the message
+    limit, replaced by one that says so (what it carried did not cross), else True.
 
     Raises:
-        Unserializable: a request (``"q"``) over the message limit; an answer over it is replaced by one that says so.
+        Unserializable: a request (``"q"``) over the message limit.
     """
-    send_frame(fd, _dumps(obj))
+    data, whole = _dumps(obj)
+    send_frame(fd, data)
+    return whole
 
 
 def _dumps(obj):
-    """A message as bytes; a message over ``_MAX_MESSAGE`` is replaced by an answer saying its value cannot cross
-    (the other side would take it for garbage)."""
+    """A message as bytes, and whether it is that message: one over ``_MAX_MESSAGE`` is replaced by an answer saying
+    its value cannot cross (the other side would take it for garbage)."""
     data = json.dumps(obj).encode()
     if len(data) > _MAX_MESSAGE:
         if "q" in obj:
             raise Unserializable("a message of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20),
                                  "size")
         data = json.dumps({"u": "a value of %d bytes (over the %d MiB limit)" % (len(data), _MAX_MESSAGE >> 20)})
-        data = data.encode()
-    return data
+        return data.encode(), False
+    return data, True
 
 
 def _read_exact(fd, n, deadline, output=None):

@@ -8,13 +8,12 @@ no result descriptor, cannot trace the judge (non-dumpable; seccomp), and in the
 """
 
 import builtins
-import marshal
 import os
 import sys
 
-from .base import DEFAULT_RECURSION_LIMIT, SOLUTION_MODULE, Unserializable, _getattr, _type, add_packages
+from .base import DEFAULT_RECURSION_LIMIT, PROGRAM_FILE, SOLUTION_MODULE, Unserializable, _getattr, _type, add_packages
 from .native import build_program, limit_address_space, run_native
-from .peer import MUTABLE, OPS, ORIGINAL_STREAMS, CallResult, Names, Peer, next_items
+from .peer import OPS, ORIGINAL_STREAMS, Names, Peer, next_items
 from .stdio import peak_rss, raise_stack_limit, run_stdin
 from .values import NAME_VALUE_LIMIT, as_reference, decode, encode, exception_info
 from .wire import receive, send
@@ -62,14 +61,6 @@ class Quitter:
         raise SystemExit(code)
 
 
-def _fingerprint(value):
-    """Bytes that change when a plain mutable argument changes (None: not comparable this way)."""
-    try:
-        return marshal.dumps(value)
-    except ValueError:
-        return None
-
-
 class WorkerPeer(Peer):
     """The worker's side: runs the program and answers the judge's requests on its objects."""
 
@@ -79,6 +70,8 @@ class WorkerPeer(Peer):
         self.base_rss = 0
         self.run_argv = None
         self.managed = False
+        self.names_seen = None
+        self.bridge = None
 
     def serve(self, msg):
         op = msg.get("q")
@@ -98,26 +91,24 @@ class WorkerPeer(Peer):
                 self.run_argv = [str(part) for part in msg["build"]["run"]]
                 self.managed = bool(msg["build"].get("managed"))
             return {"a": encode(reply)}
+        if self.bridge is not None:  # pytest files: warnings, log records and random states go with the answer
+            return self.bridge.serve(lambda: self.answer(lambda: self._operate(op, msg), msg))
         return self.answer(lambda: self._operate(op, msg), msg)
 
     def _operate(self, op, msg):
+        if "patch" in msg:  # the tests changed a module or the environment in the judge (see peer.apply_patches)
+            from .peer import apply_patches
+
+            apply_patches(self, msg["patch"])
         if op == "load":
             return self.load(msg)
         if op == "setrec":
             return sys.setrecursionlimit(int(msg["n"]))
-        if op == "patch":  # the tests changed a module or the environment in the judge (see peer.apply_patches)
-            from .peer import apply_patches
-
-            return apply_patches(self, msg)
         target = self.handles[msg["h"]]
         if op == "call":
             args = [decode(a, self) for a in msg.get("args", ())]
             kwargs = {str(k): decode(v, self) for k, v in msg.get("kw", ())}
-            before = [(i, a, _fingerprint(a)) for i, a in enumerate(args) if _type(a) in MUTABLE]
-            before += [(k, v, _fingerprint(v)) for k, v in kwargs.items() if _type(v) in MUTABLE]
-            result = target(*args, **kwargs)
-            changed = [(key, value) for key, value, mark in before if mark is None or _fingerprint(value) != mark]
-            return CallResult(result, changed)
+            return target(*args, **kwargs)  # what it changes in its arguments goes back with the twins
         if op == "get":
             return _getattr(target, msg["name"])
         if op == "set":
@@ -138,7 +129,7 @@ class WorkerPeer(Peer):
         raise_stack_limit()
         add_packages()
         _apply_bans(msg.get("banned") or {})
-        self.code = compile(msg["program"], "<completion>", "exec")
+        self.code = compile(msg["program"], PROGRAM_FILE, "exec")
         if msg["mode"] == "stdio":
             self.base_rss = peak_rss()
             return Names()
@@ -152,15 +143,43 @@ class WorkerPeer(Peer):
                 pass
         names = Names()
         for name, value in list(ns.items()):
-            if name.startswith("__"):
-                continue
-            size = len(value) if _type(value) in (list, tuple, dict, set, frozenset) else 0
-            try:
-                encoded = encode(value, self) if size <= NAME_VALUE_LIMIT else as_reference(value, self)
-            except Unserializable:
-                encoded = as_reference(value, self)
-            names.append([name, encoded])
+            if not name.startswith("__"):
+                names.append([name, self._name_value(value)])
+        if msg.get("one_process") is True:  # pytest files: the tests' process, bridged (see .bridge)
+            from .bridge import WorkerBridge
+
+            self.namespace = ns  # from now on, every message says which of its names changed
+            self.names_seen = dict(ns)
+            self.bridge = WorkerBridge()
         return names
+
+    def _name_value(self, value):
+        """A module-level name's value as it crosses: by value, but as a reference when it is a container of over
+        ``NAME_VALUE_LIMIT`` items or cannot cross as a value."""
+        size = len(value) if _type(value) in (list, tuple, dict, set, frozenset) else 0
+        try:
+            return encode(value, self) if size <= NAME_VALUE_LIMIT else as_reference(value, self)
+        except Unserializable:
+            return as_reference(value, self)
+
+    def outgoing(self, msg):
+        """Add the program's module-level names that changed since the last message (``"g"``: ``[[name, value or
+        None when deleted]...]``; pytest files, where the tests read ``solution.count`` after calls), then the
+        twins' news."""
+        seen = self.names_seen
+        if seen is not None:
+            space = self.namespace
+            changed = []
+            for name, value in list(space.items()):
+                if _type(name) is str and not name.startswith("__") and seen.get(name, seen) is not value:
+                    changed.append([name, self._name_value(value)])
+                    seen[name] = value
+            for name in [name for name in seen if name not in space]:
+                del seen[name]
+                changed.append([name, None])
+            if changed:
+                msg["g"] = changed
+        return Peer.outgoing(self, msg)
 
 
 def run_worker(cmd_r, reply_w):
@@ -176,10 +195,16 @@ def run_worker(cmd_r, reply_w):
         except BaseException:  # noqa: BLE001 - the judge went away
             os._exit(0)
         try:
+            peer.incoming(msg)
             reply = peer.serve(msg) if "q" in msg else {"e": {"desc": "RuntimeError: unexpected answer"}}
         except BaseException as exc:  # noqa: BLE001
             reply = {"e": exception_info(exc, peer)}
         try:
-            send(reply_w, reply)
+            try:
+                peer.outgoing(reply)
+            except Unserializable as exc:  # a changed twin that cannot cross (nested too deep): its answer says so
+                peer.twins.unsent()
+                reply = peer.outgoing({"u": str(exc)})
+            peer._sent(send, reply_w, reply)
         except BaseException:  # noqa: BLE001
             os._exit(0)
