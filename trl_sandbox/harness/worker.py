@@ -89,9 +89,9 @@ class WorkerPeer(Peer):
                 reply = run_native(self.run_argv, msg["input"], int(msg["limit"]), float(msg["timeout"]), names,
                                     self.managed)
                 return {"a": encode(reply)}
-            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names)
-            reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
-            return {"a": encode(reply)}
+            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names,
+                              answer=lambda ended: send(self.send_fd, self._stdio_answer(ended)))
+            return self._stdio_answer(reply)
         if op == "build":
             reply = build_program(msg["build"], msg["program"], float(msg["timeout"]))
             if reply.get("ok"):
@@ -99,6 +99,12 @@ class WorkerPeer(Peer):
                 self.managed = bool(msg["build"].get("managed"))
             return {"a": encode(reply)}
         return self.answer(lambda: self._operate(op, msg), msg)
+
+    def _stdio_answer(self, reply):
+        """The answer to a ``stdio`` request for ``reply`` (:func:`.stdio.run_stdin`'s), sent by the worker's loop, or
+        by ``os._exit`` before it ends this process."""
+        reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
+        return {"a": encode(reply)}
 
     def _operate(self, op, msg):
         if op == "load":
