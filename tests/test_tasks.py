@@ -93,8 +93,10 @@ def test_banned_patterns_match_tokens(code, banned):
 
 def test_program_assembly():
     task = Task.from_row(HE_ROW)
-    body = "    return a + b\nprint('garbage after the function')\n"
-    assert task.program(body) == HE_ROW["prompt"] + "    return a + b\n"
+    # A continuation keeps every statement after the body (the official one module runs them: issue 36, item 11) and
+    # leaves out only text that is not Python.
+    body = "    return a + b\nprint('after the function')\nThat is all.\n"
+    assert task.program(body) == HE_ROW["prompt"] + "    return a + b\n\n\nprint('after the function')\n"
     whole = "def add(a, b):\n    return a + b\n"
     assert task.program(whole).endswith(whole) and task.program(whole).startswith(HE_ROW["prompt"])
     assert Task.from_row({"test_list": ["assert f() == 1"]}).program("x = 1") == "x = 1"
