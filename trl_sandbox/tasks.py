@@ -296,8 +296,21 @@ class Task:
 
     def judge_spec(self, default: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stdout judge of this task: the row's own ``compare``, else ``default`` (``sandbox_compare``), else the
-        judge of the dataset's official harness (see :data:`trl_sandbox.formats.DEFAULT_JUDGES`)."""
-        return self.compare or default or self.default_compare or {"mode": "lines"}
+        judge of the dataset's official harness (see :data:`trl_sandbox.formats.DEFAULT_JUDGES`).
+
+        A ``float`` judge the row or the user declares compares every number within its tolerance, integers included
+        (testlib's ``rcmp``, Kattis's default validator with ``float_tolerance``: ``1.000000000000141`` is ``1``). A
+        dataset's own ``float`` judge (code_contests' ``OutputsMatch``, rllm's comparison for DeepCoder and
+        PrimeIntellect) reads every token as a double after the text differs, which pays integer problems wrongly
+        (``500000003.000001`` for ``500000003``, ``10**18 + 1`` for ``10**18``): there an expected integer is matched
+        only by that integer (``"integers": "exact"``)."""
+        declared = self.compare or default
+        if declared:
+            return declared
+        spec = self.default_compare or {"mode": "lines"}
+        if spec.get("mode") == "float":
+            spec = {**spec, "integers": "exact"}
+        return spec
 
     def scored_code(self, code: str) -> str:
         """The part of ``code`` that goes into the program (what banned patterns are checked against)."""
