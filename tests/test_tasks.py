@@ -100,6 +100,10 @@ def test_program_assembly():
     whole = "def add(a, b):\n    return a + b\n"
     assert task.program(whole).endswith(whole) and task.program(whole).startswith(HE_ROW["prompt"])
     assert Task.from_row({"test_list": ["assert f() == 1"]}).program("x = 1") == "x = 1"
+    # An MBPP row with starter_code reads a continuation the same way as HumanEval (one rule: issue 36, item 11).
+    mbpp = Task.from_row({"test_list": ["assert inc(1) == 2"], "starter_code": "def inc(x):\n"})
+    assert mbpp.program("    return x + 1\nThat adds one.\nimport sys\nsys.exit(1)\n") == \
+        "def inc(x):\n\n    return x + 1\n\n\nimport sys\n\n\nsys.exit(1)\n"
 
 
 def _stdout(*records):
