@@ -15,10 +15,12 @@ from the harness's source:
 - code_contests: ``google-deepmind/code_contests`` ``execution/tester_sandboxer.cc`` (fa7a4f8),
   ``ExecutionResultFromTestSandboxResult`` (lines 655-671): a sandboxee that ends ``OK`` with reason code 0 (its exit
   status) is ``kSuccess``, and its stdout is compared.
-- APPS: ``hendrycks/apps`` ``eval/test_one_solution.py`` runs ``run_test`` in a ``multiprocessing.Process``; when it
-  ends with no result the whole problem counts as failed (``-1`` for every test). LiveCodeBench:
-  ``lcb_runner/evaluation/compute_code_generation_metrics.py`` ``codegen_check_correctness``, the same
-  (``if not result: ... consider that all tests failed``).
+- APPS: ``hendrycks/apps`` ``eval/test_one_solution.py`` calls ``run_test`` in its own process, which ``os._exit``
+  ends: no result is recorded. LiveCodeBench: ``lcb_runner/evaluation/compute_code_generation_metrics.py``
+  ``codegen_check_correctness`` runs it in a ``multiprocessing.Process``; a child that ended with no result counts
+  as failed on every test (``if not result: ... consider that all tests failed``). rllm (DeepCoder, PrimeIntellect;
+  ``rllm/rewards/code_utils/taco.py`` at 18e446c, ``execute_std_code``) runs ``python3 program`` per test and
+  compares the output whatever its exit status.
 - HumanEval: ``openai/human-eval`` ``human_eval/execution.py`` (6d43fb9): the program is ``prompt + completion +
   "\\n" + test + "\\n" + "check(entry_point)"`` (lines 27-34), ``exec``'d in one process (line 50); ``"passed"`` is
   appended only when the ``exec`` returns (line 51), ``SystemExit`` is caught as ``failed`` (lines 54-55), and a
@@ -85,9 +87,9 @@ def test_a_nonzero_os_exit_stays_a_runtime_error(scorer, fmt):
 
 
 def test_apps_counts_os_exit_as_python3_would_run_it(scorer):
-    # Departure (docs/datasets.md): APPS runs the program inside its own harness process, which os._exit ends, so
-    # every test fails there. trl-sandbox runs a stdin program as `python3 prog.py` runs it: exit status 0 after the
-    # answer passes; a non-zero os._exit fails even where APPS swallows SystemExit and judges the output.
+    # Departure (docs/datasets.md): APPS runs the program inside its own process, which os._exit ends with no result
+    # recorded. trl-sandbox runs a stdin program as `python3 prog.py` runs it: exit status 0 after the answer passes;
+    # a non-zero os._exit fails even where APPS swallows SystemExit and judges the output.
     row = apps_row(INPUTS, OUTPUTS)
     assert trl_rewards(scorer, row, [FAST_EXIT, FAST_EXIT.replace("os._exit(0)", "os._exit(1)")]) == [1.0, 0.0]
 
@@ -107,6 +109,14 @@ def test_os_exit_0_from_a_thread_or_posix(scorer):
     posix = "import posix\n\nprint(2 * int(input()), flush=True)\nposix._exit(0)\n"
     imported = "from os import _exit\n\nprint(2 * int(input()), flush=True)\n_exit(0)\n"
     assert trl_rewards(scorer, ROWS["codeforces"], [thread, posix, imported]) == [1.0, 1.0, 1.0]
+
+
+def test_a_process_ended_around_os_exit_is_a_crash(scorer):
+    # Departure (docs/datasets.md): libc's _exit(0) through ctypes ends the process with status 0, which piston would
+    # judge on its output; here only os._exit answers before the end, so the worker's death is a crash whose output
+    # nobody read, on every test: an error (-1.0).
+    libc_exit = "import ctypes\n\nprint(2 * int(input()), flush=True)\nctypes.CDLL(None)._exit(0)\n"
+    assert trl_rewards(scorer, ROWS["codeforces"], [libc_exit]) == [-1.0]
 
 
 def test_os_exit_in_the_remote_harness(tmp_path):
@@ -165,8 +175,8 @@ def test_statements_after_the_function_run_in_humaneval_and_mbpp_alike(scorer, t
     he_task, mbpp_task = Task.from_row(HE_ROWS["HumanEval/53"]), Task.from_row(MBPP_ROWS[0])
     he_result, mbpp_result = scorer.score([he_task, mbpp_task], [HE_53 + "\n\n" + he_trailer,
                                                                  f"```python\n{MBPP_88}\n\n{mbpp_trailer}```"])
-    assert he_result.passed is passes and mbpp_result.passed is passes, (he_result, mbpp_result)
-    assert he_result.reward == mbpp_result.reward, (he_result, mbpp_result)
+    # A trailer that exits or fails ends the program while it loads: an error (-1.0) in both.
+    assert (he_result.reward, mbpp_result.reward) == ((1.0, 1.0) if passes else (-1.0, -1.0)), (he_result, mbpp_result)
 
 
 def test_a_continuation_leaves_out_only_what_is_not_python(scorer):
