@@ -185,8 +185,8 @@ def _os_exit(status):
     run = _RUN.get("current")
     if run is None or os.getpid() != run["pid"] or type(status) not in (int, bool) or not -2**31 <= status < 2**31:
         _REAL_EXIT(status)
-    if not _EXIT_LOCK.acquire(timeout=1.0):  # another thread is answering, or the run is ending
-        _REAL_EXIT(status)
+    if not _EXIT_LOCK.acquire(timeout=1.0) or _RUN.get("current") is not run:  # another thread answered, or the
+        _REAL_EXIT(status)                                                     # run ended meanwhile
     try:
         reply = program_output(run["out"], run["limit"], run["files"])
         reply["ended"] = int(status) & 0xFF
