@@ -46,9 +46,19 @@ def statuses(results):
     ("0.3333333333333333\n", "0.333333333\n", "decimal", False),
     ("1000000.5\n", "1000000.0\n", {"mode": "float", "tolerance": 1e-6}, True),  # relative to the expected value
     ("1000000.5\n", "1000000.0\n", {"mode": "float", "tolerance": 1e-6, "absolute_only": True}, False),
-    ("1000000.5\n", "1000000\n", {"mode": "float", "tolerance": 1e-6}, False),  # an integer only by that integer
+    # A declared float judge (the row's compare, sandbox_compare) compares every number within its tolerance,
+    # integers too, as testlib's rcmp and Kattis's default validator (float_tolerance 1e-4) do (issue 36, item 12).
+    ("1000000.5\n", "1000000\n", {"mode": "float", "tolerance": 1e-6}, True),
+    ("1.000000000000141\n", "1\n", {"mode": "float", "tolerance": 1e-4}, True),
+    ("0.99995\n", "1\n", {"mode": "float", "tolerance": 1e-4}, True),
+    ("1.0002\n", "1\n", {"mode": "float", "tolerance": 1e-4}, False),
+    ("100000000000000000001\n", "100000000000000000000\n", "float", True),
+    # "integers": "exact" (the datasets' own float judges): an expected integer only by that integer
+    ("1000000.5\n", "1000000\n", {"mode": "float", "tolerance": 1e-6, "integers": "exact"}, False),
+    ("1.000000000000141\n", "1\n", {"mode": "float", "tolerance": 1e-4, "integers": "exact"}, False),
+    ("100000000000000000001\n", "100000000000000000000\n", {"mode": "float", "integers": "exact"}, False),
+    ("1000000.0\n", "1000000\n", {"mode": "float", "integers": "exact"}, True),
     ("1000000.0\n", "1000000\n", "float", True),
-    ("100000000000000000001\n", "100000000000000000000\n", "float", False),  # integers compare exactly
     ("nan\n", "nan\n", "float", True),
     ("nan\n", "0\n", "float", False),
     ("a b\n", "a b", "exact", False),
@@ -60,7 +70,10 @@ def test_judges(output, expected, judge, same):
 
 def test_compare_specs_are_checked():
     assert parse_compare('{"mode": "float", "tolerance": 0.001}') == {"mode": "float", "tolerance": 0.001}
+    assert parse_compare({"mode": "float", "integers": "exact"}) == {"mode": "float", "integers": "exact"}
+    assert parse_compare({"mode": "float", "integers": "tolerance"}) == {"mode": "float"}
     for bad, reason in [("fuzzy", "unknown judge"), ({"mode": "float", "tolerance": -1}, "tolerance"),
+                        ({"mode": "float", "integers": "close"}, "integers"),
                         ({"checker": "x", "language": "cpp"}, "Python checkers only"), ("{nope", "not valid JSON")]:
         with pytest.raises(TaskFormatError, match=reason):
             parse_compare(bad)

@@ -171,6 +171,33 @@ def test_code_contests_rows_in_each_language(language, lang_scorer):
     assert "error" in compile_error.lower() and "/runs/" not in compile_error, compile_error
 
 
+# A real-valued problem with a declared tolerance (Kattis problemtools' default validator, `float_tolerance 1e-4`):
+# a ratio a / b, printed at full precision. 49 * (1 / 49) is 0.9999999999999999 in doubles: C++ prints
+# 0.99999999999999989, Java 0.9999999999999999, for an expected "1" (issue 36, item 12).
+RATIO_ROW = {"task_id": "kattis-style-ratio", "inputs": ["49 49\n", "5 2\n", "1 3\n"],
+             "outputs": ["1\n", "2.5\n", "0.333333333\n"], "time_limit": 1.0,
+             "compare": {"mode": "float", "tolerance": 1e-4}}
+RATIO = {
+    "cpp": "#include <cstdio>\n\nint main() {\n  double a, b;\n  if (scanf(\"%lf %lf\", &a, &b) != 2) return 1;\n"
+           "  printf(\"%.17g\\n\", a * (1.0 / b));\n  return 0;\n}\n",
+    "java": "import java.util.Scanner;\n\npublic class Ratio {\n  public static void main(String[] args) {\n"
+            "    Scanner in = new Scanner(System.in);\n    double a = in.nextDouble(), b = in.nextDouble();\n"
+            "    System.out.println(a * (1.0 / b));\n  }\n}\n",
+}
+
+
+@pytest.mark.parametrize("language", list(RATIO))
+def test_a_declared_tolerance_accepts_a_real_value_for_an_expected_integer(language, lang_scorer):
+    """Kattis accepts these submissions (every number within 1e-4, "1" included); so does the row's float judge. The
+    same program printing a / b + 0.001 is wrong on every test."""
+    need(language)
+    off = RATIO[language].replace("a * (1.0 / b)", "a * (1.0 / b) + 0.001")
+    completions = [f"Multiply a by the inverse of b:\n\n```{language}\n{code}```\n\nPrinted at full precision."
+                   for code in (RATIO[language], off)]
+    results = lang_scorer.score([Task.from_row(RATIO_ROW)] * 2, completions)
+    assert [(r.status, r.tests_passed) for r in results] == [("passed", 3), ("failed", 0)], [r.error for r in results]
+
+
 def test_the_row_language_runs_a_completion_without_a_fence(lang_scorer):
     need("cpp")
     task = Task.from_row({**ROW, "language": "c++"})

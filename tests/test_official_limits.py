@@ -136,7 +136,7 @@ def test_deep_recursion_gets_the_stack_codeforces_gives(scorer):
     assert trl_rewards(scorer, ECHO, [deep, deep.replace("print(n)", "print(n + 1)")]) == [1.0, 0.0]
 
 
-@pytest.mark.parametrize("crash", ["import os\nos._exit(0)", "import ctypes\nctypes.string_at(0)", "raise ValueError",
+@pytest.mark.parametrize("crash", ["import os\nos._exit(1)", "import ctypes\nctypes.string_at(0)", "raise ValueError",
                                    "import sys\nsys.exit(3)"])
 def test_a_crash_on_one_test_fails_that_test_only(scorer, crash):
     # Official: each test is its own `python3 solution.py` run, so the crash on n == 2 (os._exit, a segfault, an

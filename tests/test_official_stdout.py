@@ -20,7 +20,7 @@ import json
 import pytest
 
 from tests._official import trl_rewards
-from trl_sandbox import SandboxConfig, Scorer
+from trl_sandbox import SandboxConfig, Scorer, Task
 from trl_sandbox.formats import detect_format
 from trl_sandbox.harness.compare import JUDGES, same_output
 
@@ -374,6 +374,39 @@ def test_rule_12_same_output_never_raises(mode):
     texts = [*HOSTILE, "\ufffd", "1" * 5000, "-" * 100, "1e-99999", "Infinity", "-inf", "1_000", "\x00", ""]
     for got in texts:
         for want in texts + ["5", "0.5", "YES"]:
-            for judge in ({"mode": mode}, {"mode": mode, "ignore_case": True},
+            for judge in ({"mode": mode}, {"mode": mode, "ignore_case": True}, {"mode": mode, "integers": "exact"},
                           {"mode": mode, "tolerance": 1e-6, "absolute_only": True}):
                 assert same_output(got + "\n", want + "\n", judge) in (True, False)
+
+
+# -- issue 36, item 12: a tolerance the row or the user declares covers expected integers ---------------------------
+
+# A real-valued problem judged as Kattis judges it: problemtools' default validator
+# (support/default_validator/default_validator.cc) with `float_tolerance 1e-4` reads every judge token that parses as
+# a double ("1" included) as a number, and accepts the team's number within 1e-4 absolutely or relatively; other
+# tokens compare as text. Written as a trl-sandbox stdin/stdout row with its declared judge.
+KATTIS_RATIO = {"task_id": "kattis-style-ratio", "inputs": ["49 49\n", "5 2\n", "1 3\n"],
+                "outputs": ["1\n", "2.5\n", "0.333333333\n"], "time_limit": 1.0,
+                "compare": {"mode": "float", "tolerance": 1e-4}}
+RATIO = "a, b = map(float, input().split())\nprint(a * (1.0 / b))\n"  # 49 * (1 / 49) prints 0.9999999999999999
+
+
+def test_item_12_a_declared_tolerance_covers_expected_integers(scorer):
+    # Kattis: 0.9999999999999999 for 1 is within 1e-4: accepted, like 2.5 and 0.3333333333333333; a ratio off by 1e-3
+    # is not. "integers": "exact" declares the other rule: test 1 fails.
+    off = RATIO.replace("1.0 / b", "1.001 / b")
+    exact = {**KATTIS_RATIO, "compare": {**KATTIS_RATIO["compare"], "integers": "exact"}}
+    assert trl_rewards(scorer, KATTIS_RATIO, [RATIO, off]) == [1.0, 0.0]
+    assert trl_rewards(scorer, exact, [RATIO]) == [pytest.approx(2 / 3)]
+
+
+def test_item_12_a_datasets_own_float_judge_keeps_the_integer_rule(scorer):
+    # code_contests' OutputsMatch would pay it (|1e-16| < 1e-5); its expected integers stay integers here (the
+    # departure of rule 2), while the same judge declared by the user (sandbox_compare) covers them.
+    row = code_contests_row(["49 49\n"], ["1\n"])
+    assert trl_rewards(scorer, row, [RATIO]) == [0.0]
+    task = Task.from_row(row)
+    assert task.judge_spec()["integers"] == "exact"
+    declared = {"mode": "float", "tolerance": 1e-5, "absolute_only": True, "ignore_case": True}
+    assert task.judge_spec(declared) == declared
+    assert same_output("0.9999999999999999\n", "1\n", task.judge_spec(declared))

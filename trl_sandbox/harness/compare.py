@@ -119,12 +119,12 @@ def _close(got, want, tolerance, absolute_only):
     return diff <= tolerance or diff <= tolerance * abs(want) * (1 + 1e-15)
 
 
-def _same_token(got, want, tolerance, absolute_only):
-    """One token of the ``float`` judge: the same text; else an integer expected is matched only by that integer;
-    else two numbers within the tolerance."""
+def _same_token(got, want, tolerance, absolute_only, integers_exact=False):
+    """One token of the ``float`` judge: the same text; else two numbers within the tolerance, but with
+    ``integers_exact`` an integer expected is matched only by that integer."""
     if got == want:
         return True
-    if _INTEGER.match(want):
+    if integers_exact and _INTEGER.match(want):
         return _same_integer(got, want)
     a, b = _numeric(got), _numeric(want)
     if a is None or b is None:
@@ -140,7 +140,8 @@ def _float_judge(output, expected, compare):
         return False
     tolerance = float(compare.get("tolerance", 1e-6))
     absolute_only = bool(compare.get("absolute_only"))
-    return all(_same_token(a, b, tolerance, absolute_only) for a, b in zip(got, want))
+    integers_exact = compare.get("integers") == "exact"
+    return all(_same_token(a, b, tolerance, absolute_only, integers_exact) for a, b in zip(got, want))
 
 
 def _tokens_judge(output, expected, compare):
@@ -279,9 +280,11 @@ def same_output(output, expected, compare=None):
     - ``lines``: the same lines once each line's trailing whitespace and the trailing blank lines are dropped;
     - ``tokens``: the same tokens, split on ASCII whitespace (Codeforces' default checker, testlib's ``wcmp``);
     - ``float``: tokens, where two numbers match within ``tolerance`` (default 1e-6) absolutely or relatively to
-      the expected one (testlib's ``rcmp6``), or with ``absolute_only`` strictly within it absolutely
-      (code_contests' ``OutputsMatch``); an expected integer only by the same integer (``3.0`` is ``3``), other
-      tokens as text;
+      the expected one (testlib's ``rcmp6``; Kattis problemtools' default validator with ``float_tolerance``), or
+      with ``absolute_only`` strictly within it absolutely (code_contests' ``OutputsMatch``), an expected integer
+      too (``1.000000000000141`` is ``1``); with ``"integers": "exact"`` (the datasets' own ``float`` judges, see
+      :meth:`trl_sandbox.tasks.Task.judge_spec`) an expected integer only by the same integer (``3.0`` is ``3``);
+      other tokens as text;
     - ``decimal``: LiveCodeBench's ``grade_stdio``: the outputs stripped, the same number of lines, each line
       (stripped) equal as text or as a list of ``Decimal`` numbers (``0.500`` is ``0.5``, ``0.333`` is not
       ``0.3333``);

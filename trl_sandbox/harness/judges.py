@@ -263,11 +263,15 @@ def judge_stdio(emit, worker, req, timeout):
     name]`` of file-mode problems.
 
     Each test is one run of the program, as ``python3 prog.py < input`` is (see :func:`.stdio.run_stdin`). A run that
-    raises, or ends its process (``os._exit``, a signal, a stack overflow), fails that test only: a Python program
-    runs in the worker, which is then replaced by a fresh one (:meth:`.processes.Worker.restart`) and the next test
-    runs. A non-zero exit status (``sys.exit(1)``) fails the test, unless the request's ``nonzero_exit`` is
-    ``"ignored"``: APPS, TACO and LiveCodeBench swallow ``SystemExit`` and judge what was printed. The first test past
-    its time limit ends the run (the remaining tests are not run)."""
+    raises, or ends its process (a non-zero ``os._exit``, a signal, a stack overflow), fails that test only: a Python
+    program runs in the worker, which is then replaced by a fresh one (:meth:`.processes.Worker.restart`) and the next
+    test runs. A non-zero exit status (``sys.exit(1)``) fails the test, unless the request's ``nonzero_exit`` is
+    ``"ignored"``: APPS and LiveCodeBench swallow ``SystemExit``, rllm's runner (DeepCoder, PrimeIntellect) ignores
+    the exit status, and each judges what was printed. ``os._exit(status)`` ends the run as it ends a ``python3
+    prog.py`` process (see :func:`.stdio._os_exit`): status 0 is a normal end, judged on what reached stdout
+    (Python's unflushed buffer is lost); any other status fails the test, whatever ``nonzero_exit`` says; the worker
+    it ended is replaced for the next test. The first test past its time limit ends the run (the remaining tests are
+    not run)."""
     build = req.get("build")
     if build:
         if not _build_in_worker(emit, worker, req, build):
@@ -306,6 +310,13 @@ def judge_stdio(emit, worker, req, timeout):
         if _type(reply) is not dict or _type(reply.get("out")) is not str:
             worker.kill()
             raise WorkerDied()
+        if "ended" in reply:  # os._exit: the worker sent this and ended; the next test runs in a fresh one
+            ended = reply["ended"]
+            state["dead"] = True
+            worker.kill()
+            if _type(ended) is not int or ended != 0:
+                return _crashed({"i": i, "ok": False}, reply, "the program ended its process with os._exit(%s)"
+                                % (ended if _type(ended) is int else "?",))
         if reply.get("timeout"):
             raise Timeout()
         if reply.get("truncated"):

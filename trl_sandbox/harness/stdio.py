@@ -5,9 +5,11 @@ a program in another language runs as a process of its own (:mod:`.native`). Bot
 their output to, files of their own (:func:`program_files`, :func:`program_output`).
 """
 
+import _thread
 import builtins
 import io
 import os
+import posix
 import signal
 import sys
 import time
@@ -164,7 +166,37 @@ def _finish_like_python():
             pass
 
 
-def run_stdin(code, text, limit, files=None):
+#: The run of a stdin program in progress in this process (see :func:`_os_exit`), under ``"current"``.
+_RUN = {}
+_EXIT_LOCK = _thread.allocate_lock()
+_REAL_EXIT = os._exit
+
+
+def _os_exit(status):
+    """``os._exit`` (and ``posix._exit``) while a stdin program runs (:func:`run_stdin`). In ``python3 prog.py`` it
+    ends the process at once with ``status``: no ``atexit`` handlers, no flush (what Python still buffered is lost),
+    and a judge that runs each test as a process (piston's Codeforces runner, code_contests' tester, TACO's
+    ``subprocess.run``) then judges the exit status and what reached the output file. So here the run's answer is
+    sent first: what reached descriptor 1 (or the output file) by then, and ``ended``: the exit status (its low 8
+    bits); then the process really ends, and the judge replaces the worker for the next test.
+
+    Outside a run, in another process (a fork of the program), or with a status the real ``os._exit`` would refuse,
+    it is the real one (the worker dies, and the test is a crash)."""
+    run = _RUN.get("current")
+    if run is None or os.getpid() != run["pid"] or type(status) not in (int, bool) or not -2**31 <= status < 2**31:
+        _REAL_EXIT(status)
+    if not _EXIT_LOCK.acquire(timeout=1.0) or _RUN.get("current") is not run:  # another thread answered, or the
+        _REAL_EXIT(status)                                                     # run ended meanwhile
+    try:
+        reply = program_output(run["out"], run["limit"], run["files"])
+        reply["ended"] = int(status) & 0xFF
+        reply["rss"] = peak_rss()
+        run["answer"](reply)
+    finally:
+        _REAL_EXIT(status)
+
+
+def run_stdin(code, text, limit, files=None, answer=None):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "exit"?, "rss"}`` (``error``: the exception that ended it; ``exit``: a non-zero exit status from
     ``sys.exit``/``exit``; ``rss``: the worker's peak resident memory, bytes).
@@ -177,7 +209,10 @@ def run_stdin(code, text, limit, files=None):
 
     ``files``: ``(input name, output name)`` for problems that read and write files (Codeforces' file mode,
     code_contests' ``input_file``/``output_file``): the input is also that file in the working directory and, when
-    the program writes the output file, that file is its output."""
+    the program writes the output file, that file is its output.
+
+    ``answer``: sends a reply to the judge. Given, ``os._exit`` ends the run as it ends ``python3 prog.py`` (see
+    :func:`_os_exit`): the reply, with ``ended`` (the exit status), is sent before the process ends."""
     in_fd, out_fd = program_files(text, files)
     saved_in, saved_out = os.dup(0), os.dup(1)
     os.dup2(in_fd, 0)
@@ -187,6 +222,9 @@ def run_stdin(code, text, limit, files=None):
     sys.stdin = sys.__stdin__ = io.open(0, "r", encoding="utf-8", closefd=False)  # not builtins.open: a task may ban it
     sys.stdout = sys.__stdout__ = io.open(1, "w", encoding="utf-8", closefd=False)
     reply = {}
+    if answer is not None:
+        _RUN["current"] = {"pid": os.getpid(), "out": out_fd, "limit": limit, "files": files, "answer": answer}
+        os._exit = posix._exit = _os_exit
     try:
         exec(code, {"__name__": "__main__", "__builtins__": builtins})
     except SystemExit as exc:
@@ -196,6 +234,10 @@ def run_stdin(code, text, limit, files=None):
     except BaseException as exc:  # noqa: BLE001
         reply["error"] = describe(exc)
     _finish_like_python()
+    if answer is not None:
+        with _EXIT_LOCK:
+            _RUN.pop("current", None)
+        os._exit = posix._exit = _REAL_EXIT
     os.dup2(saved_out, 1)
     os.dup2(saved_in, 0)
     os.close(saved_in)

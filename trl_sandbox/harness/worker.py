@@ -82,9 +82,9 @@ class WorkerPeer(Peer):
                 reply = run_native(self.run_argv, msg["input"], int(msg["limit"]), float(msg["timeout"]), names,
                                     self.managed)
                 return {"a": encode(reply)}
-            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names)
-            reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
-            return {"a": encode(reply)}
+            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names,
+                              answer=lambda ended: send(self.send_fd, self._stdio_answer(ended)))
+            return self._stdio_answer(reply)
         if op == "build":
             reply = build_program(msg["build"], msg["program"], float(msg["timeout"]))
             if reply.get("ok"):
@@ -94,6 +94,12 @@ class WorkerPeer(Peer):
         if self.bridge is not None:  # pytest files: warnings, log records and random states go with the answer
             return self.bridge.serve(lambda: self.answer(lambda: self._operate(op, msg), msg))
         return self.answer(lambda: self._operate(op, msg), msg)
+
+    def _stdio_answer(self, reply):
+        """The answer to a ``stdio`` request for ``reply`` (:func:`.stdio.run_stdin`'s), sent by the worker's loop, or
+        by ``os._exit`` before it ends this process."""
+        reply["rss"] = max(0, reply["rss"] - self.base_rss)  # what the program added to the runtime's own
+        return {"a": encode(reply)}
 
     def _operate(self, op, msg):
         if "patch" in msg:  # the tests changed a module or the environment in the judge (see peer.apply_patches)
