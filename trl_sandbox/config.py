@@ -168,10 +168,11 @@ class SandboxConfig:
         sandbox_time_limit_factor (`float`, *optional*, defaults to `3.0`):
             A row's own statement time limit (code_contests, Codeforces) is multiplied by this for each test (Python
             is slower than the C++ the limits were set for), at most `sandbox_test_timeout` when set.
-        sandbox_language (`str`, *optional*, defaults to `"python"`):
+        sandbox_language (`str`, *optional*):
             Language of completions whose row names none and whose code fence has no language tag: `python`,
             `cpp`, `c`, `java`, `javascript` or `rust` (see `trl_sandbox.languages`). Other languages run
-            stdin/stdout tasks.
+            stdin/stdout tasks. Unset: the language of the row's published solutions when they are all in one
+            (code_contests' `solutions`), else `python`.
         sandbox_compile_timeout (`float`, *optional*, defaults to `30.0`):
             Seconds a compiler may run on one completion (C, C++, Java, Rust), on top of
             `sandbox_completion_timeout`.
@@ -277,11 +278,11 @@ class SandboxConfig:
         },
     )
 
-    sandbox_language: str = field(
-        default="python",
+    sandbox_language: str | None = field(
+        default=None,
         metadata={
             "help": "Language of completions whose row names none and whose code fence has no tag: python, cpp, c, "
-            "java, javascript or rust."
+            "java, javascript or rust. Default: the one language of a code_contests row's solutions, else python."
         },
     )
     sandbox_compile_timeout: float = field(
@@ -359,7 +360,8 @@ class SandboxConfig:
             except ValueError as exc:
                 raise ConfigurationError(f"{name}: {exc}") from None
         reward_table(self.sandbox_reward, self.sandbox_reward_values)
-        self.sandbox_language = language_named(self.sandbox_language).name
+        if self.sandbox_language is not None:
+            self.sandbox_language = language_named(self.sandbox_language).name
         if not isinstance(self.sandbox_time_limit_factor, (int, float)) or self.sandbox_time_limit_factor <= 0:
             raise ConfigurationError(
                 f"sandbox_time_limit_factor must be a positive number, got {self.sandbox_time_limit_factor!r}"

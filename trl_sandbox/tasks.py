@@ -38,7 +38,7 @@ from .errors import InfrastructureError, TaskFormatError
 from .formats import check_format, parse_compare, read_row
 from .formats._common import str_list
 from .harness.base import record_mac
-from .languages import LANGUAGES, build_spec, row_language
+from .languages import LANGUAGES, build_spec, row_language, solutions_language
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +164,9 @@ class Task:
         language: The language the row asks completions to be written in (see
             :func:`trl_sandbox.languages.row_language`), else None (the completion's code fence, then
             ``sandbox_language``, decide).
+        solutions_language: The one language of the row's published solutions (code_contests' ``solutions``, see
+            :func:`trl_sandbox.languages.solutions_language`), else None: a guess, used only for a completion whose
+            code fence names no language when ``sandbox_language`` is not set.
     """
 
     task_id: str
@@ -188,6 +191,7 @@ class Task:
     memory_limit_bytes: int | None = None
     files: tuple[str, ...] = ()
     language: str | None = None
+    solutions_language: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -226,6 +230,9 @@ class Task:
             task = dataclasses.replace(task, language=language)
         elif language is not None:
             task = dataclasses.replace(task, language=language)
+        guess = solutions_language(row) if task.format == "stdio" else None
+        if guess is not None:
+            task = dataclasses.replace(task, solutions_language=guess)
         return task
 
     # -- programs ------------------------------------------------------------------------------------------------
