@@ -3,11 +3,15 @@
 ``output_file`` for problems that read and write files.
 
 Official comparison: ``OutputsMatch`` of ``google-deepmind/code_contests`` (``execution/tester_sandboxer.cc``):
-tokens split on ASCII whitespace (``SplitAndLowercase``: space, ``\\n``, ``\\t``, ``\\r``, ``\\v``; trl-sandbox also
-splits on ``\\f``), case ignored, two numbers within 1e-5 absolutely (``ValuesMatch`` reads every number, integers
-too, as a double). Departure (stricter, on purpose): an expected integer is matched only by that integer
-(``ValuesMatch`` pays ``500000003.000001`` for ``500000003``, and ``10**18 + 1`` for ``10**18``); ``3.0`` still
-matches ``3``.
+tokens split on ``" \\n\\t\\r\\v"`` (``SplitAndLowercase``, ``absl::ByAnyChar``: not on ``\\f``, so ``1\\f2`` is
+one token) and lowercased as ``absl::AsciiStrToLower`` does (ASCII letters only), then compared by ``ValuesMatch``:
+text unless both tokens read as numbers (``absl::SimpleAtoi``/``SimpleAtod``, which strip the ASCII whitespace at a
+token's ends, so ``5\\f`` is ``5``), two numbers within 1e-5 absolutely. ``SimpleAtod`` (absl 20211102.0, the
+tester's pinned version: ``absl::from_chars`` with ``chars_format::general``) reads no hexadecimal: ``0x10`` is
+text, not 16, as here. Departures (see ``docs/datasets.md``): an expected integer is matched only by that integer
+(``ValuesMatch`` reads every number, integers too, as a double: it pays ``500000003.000001`` for ``500000003``, and
+``10**18 + 1`` for ``10**18``); ``3.0`` still matches ``3``; ``nan`` and ``inf`` match themselves as text, where
+``ValuesMatch`` fails them once another token of the output differs from its expected text (``|inf - inf|`` is NaN).
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from typing import Any
 from ..errors import TaskFormatError
 from ._common import Format, json_field, limit_seconds, stdio_fields
 
-#: The stdout judge of code_contests' tester.
-JUDGE: dict[str, Any] = {"mode": "float", "tolerance": 1e-5, "absolute_only": True, "ignore_case": True}
+#: The stdout judge of code_contests' tester (``OutputsMatch``: ``SplitAndLowercase``'s separators, ASCII
+#: lowercasing, ``ValuesMatch``'s 1e-5).
+JUDGE: dict[str, Any] = {"mode": "float", "tolerance": 1e-5, "absolute_only": True, "ignore_case": True,
+                         "separators": " \n\t\r\x0b"}
 
 
 def read_code_contests(row: Mapping[str, Any]) -> dict[str, Any]:

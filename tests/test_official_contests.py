@@ -1,0 +1,65 @@
+"""Official verdicts of code_contests' tester and open-r1's Codeforces runner (issue 36, items 7, 8, 9, 10 and 13),
+through the reward as TRL calls it.
+
+Each case gives a published row (field for field as its dataset publishes it: the builders of
+``tests/test_official_stdout.py``), programs, and the reward the official harness's verdict makes, read from that
+harness's source. Where trl-sandbox keeps a stricter verdict, the case says "departure".
+
+Sources read:
+- code_contests: ``google-deepmind/code_contests`` at fa7a4f8: ``execution/tester_sandboxer.cc`` (``SplitAndLowercase``
+  l. 135-144, ``ValuesMatch`` l. 146-165, ``OutputsMatch`` l. 256-264, ``Test`` l. 402-409: ``passed`` is the output
+  comparison alone, whatever the program's status; ``ExecutionResultFromTestSandboxResult`` l. 655-672);
+  ``execution/tester_sandboxer.h`` (``TestOptions``: ``max_execution_duration = absl::Seconds(10)``, l. 94; applied
+  as ``RLIMIT_CPU`` in ``CreateSandboxWithFds``, l. 301-302); ``WORKSPACE`` pins abseil 20211102.0, whose
+  ``SimpleAtod`` (``absl/strings/numbers.cc`` l. 77-106) is ``absl::from_chars`` in ``chars_format::general``: no
+  hexadecimal.
+- open-r1 Codeforces: ``guipenedo/piston`` at 7a38da2, ``packages/codeforces/1.0.0/run`` (``timeout
+  --preserve-status "$TIME_LIMIT"`` l. 118-124 and 151-158; file mode: ``$TASK_EXECUTABLE > /dev/null``, no
+  ``<`` redirection, the output read from ``output.txt``, l. 58-69 and 152-153); ``huggingface/open-r1`` at 1416fa0,
+  ``src/open_r1/utils/competitive_programming/cf_scoring.py`` (``TIME_LIMIT`` is the row's ``time_limit``, for
+  ``cf_python3`` too, l. 34-49; piston's request carries no ``stdin``; the generated tests are
+  ``$CF_TESTS_FOLDER/test_cases_{contest_id:04d}.parquet`` grouped by ``problem_id``, scored after the
+  ``official_tests``, l. 59-106).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests._official import trl_rewards
+from tests.test_official_stdout import code_contests_row, printing
+
+
+# -- item 10: code_contests' tokens and case --------------------------------------------------------------------
+
+ITEM_10 = [
+    # (expected, printed, official reward, why)
+    ("5\n", "5\x0c\n", 1.0,
+     "SplitAndLowercase keeps '5\\f' one token; ValuesMatch: SimpleAtoi strips ASCII whitespace, 5 == 5"),
+    ("5\n", "5 \x0c\n", 0.0,
+     "'\\f' alone is a token of its own: ['5', '\\f'] has two tokens, the expected one"),
+    ("1 2\n", "1\x0c2\n", 0.0,
+     "'1\\f2' is one token (no split on '\\f'), not a number: two tokens expected, one printed"),
+    ("abc\n", "abc\x0c\n", 0.0,
+     "'abc\\f' is text: 'abc\\f' != 'abc'"),
+    ("YES\n", "yes\n", 1.0,
+     "AsciiStrToLower on both sides"),
+    ("\u00e9t\u00e9\n", "\u00c9T\u00c9\n", 0.0,
+     "AsciiStrToLower lowercases ASCII letters only: 'ÉTÉ' becomes 'ÉtÉ', not 'été'"),
+    ("16\n", "0x10\n", 0.0,
+     "SimpleAtoi (base 10) and SimpleAtod (from_chars, general format) refuse '0x10': text, not 16"),
+    ("0x10\n", "0X10\n", 1.0,
+     "text, lowercased on both sides"),
+    ("0.5\n", "0.500009\n", 1.0,
+     "ValuesMatch: |0.500009 - 0.5| < 1e-5"),
+    ("nan 0.5\n", "nan 0.5\n", 1.0,
+     "OutputsMatch: the same tokens"),
+    ("nan 0.5\n", "nan 0.500001\n", 1.0,
+     "departure: the tester fails it (ValuesMatch: |nan - nan| < 1e-5 is false); each token is right"),
+]
+
+
+@pytest.mark.parametrize(("expected", "printed", "official", "why"), ITEM_10, ids=[w[:40] for *_, w in ITEM_10])
+def test_item_10_code_contests_tokens_as_its_tester_splits_and_lowercases(scorer, expected, printed, official, why):
+    row = code_contests_row(["1\n"], [expected])
+    assert trl_rewards(scorer, row, [printing(printed)]) == [official], why
