@@ -63,3 +63,62 @@ ITEM_10 = [
 def test_item_10_code_contests_tokens_as_its_tester_splits_and_lowercases(scorer, expected, printed, official, why):
     row = code_contests_row(["1\n"], [expected])
     assert trl_rewards(scorer, row, [printing(printed)]) == [official], why
+
+
+# -- item 7: code_contests judges a test by its output alone ---------------------------------------------------
+
+ECHO = code_contests_row(["1\n", "2\n"], ["1\n", "2\n"])
+ECHO_THEN = "import sys\nprint(input())\nsys.stdout.flush()\n"
+
+ITEM_7 = [
+    # (program, official reward, why)
+    (ECHO_THEN + "raise ValueError('after the answer')", 1.0,
+     "Test: passed = compare_outputs(stdout, expected), whatever program_status (kFailed) says"),
+    (ECHO_THEN + "sys.exit(3)", 1.0,
+     "a non-zero exit status is kFailed: the output still decides"),
+    ("n = input()\nprint(int(n) + 1)\nraise ValueError('after a wrong answer')", 0.0,
+     "the output is wrong: failed"),
+    ("n = input()\nprint(n if n == '1' else 7)\nraise ValueError", 0.5,
+     "one test's output is right, the other's wrong"),
+    (ECHO_THEN + "while True:\n    pass", -1.0,
+     "departure: the tester passes it (a CPU-limit kill is kTimeout, the output is compared); a test past its "
+     "time limit fails here"),
+    (ECHO_THEN + "block = b'1' * (400 << 20)", 0.0,
+     "departure: the tester compares the output of a run past its memory limit; past the row's 256 MB it fails here"),
+    (ECHO_THEN + "import ctypes\nctypes.string_at(0)", -1.0,
+     "departure: the tester passes it (SIGSEGV: SIGNALED, the flushed output is compared); a Python program that "
+     "ends its own process takes its output with it here"),
+]
+
+
+@pytest.mark.parametrize(("program", "official", "why"), ITEM_7, ids=[w[:40] for *_, w in ITEM_7])
+def test_item_7_code_contests_right_output_then_a_crash(scorer, program, official, why):
+    assert trl_rewards(scorer, ECHO, [program]) == [official], why
+
+
+def cpp_rewards(scorer, row, programs):
+    """:func:`tests._official.trl_rewards` for C++ programs: each in a ```cpp fence of an assistant message."""
+    from trl_sandbox import code_reward
+
+    n = len(programs)
+    columns = {k: [v] * n for k, v in row.items() if k != "prompt"}
+    completions = [[{"role": "assistant", "content": f"Here it is.\n\n```cpp\n{p}```\n"}] for p in programs]
+    return code_reward.bind(scorer)(prompts=[[{"role": "user", "content": "Solve the task."}]] * n,
+                                    completions=completions, completion_ids=[[1]] * n, **columns)
+
+
+def test_item_7_a_compiled_program_crashing_after_the_right_output(scorer):
+    """The same for C++: a non-zero ``return`` and ``abort()`` after the answer pass, as in the tester; the same
+    programs fail on an open-r1 Codeforces row (piston's ``run``: a non-zero exit code is a runtime error, ``0``)."""
+    import shutil
+
+    from tests.test_official_stdout import codeforces_row
+
+    if not shutil.which("g++"):
+        pytest.skip("no g++ here")
+    returns_3 = "#include <cstdio>\nint main(){int n; scanf(\"%d\",&n); printf(\"%d\\n\",n); return 3;}\n"
+    aborts = ("#include <cstdio>\n#include <cstdlib>\nint main(){int n; scanf(\"%d\",&n); printf(\"%d\\n\",n); "
+              "fflush(stdout); abort();}\n")
+    codeforces = codeforces_row([{"input": "1\n", "output": "1\n"}, {"input": "2\n", "output": "2\n"}], problem="H")
+    assert cpp_rewards(scorer, ECHO, [returns_3, aborts]) == [1.0, 1.0]
+    assert cpp_rewards(scorer, codeforces, [returns_3, aborts]) == [0.0, 0.0]

@@ -295,8 +295,9 @@ class Task:
     def nonzero_exit(self) -> str:
         """How a non-zero exit status of a stdin program counts, by the dataset's official harness (the ``nonzero_exit``
         of its judge, :data:`trl_sandbox.formats.DEFAULT_JUDGES`): ``"ignored"`` where it swallows ``SystemExit``
-        and judges the output (APPS, TACO, LiveCodeBench, DeepCoder), else ``"fails"`` (a runtime error, as a
-        contest judge and a plain ``python3 prog.py`` run count it)."""
+        and judges the output (APPS, TACO, LiveCodeBench, DeepCoder); ``"judged"`` where the output alone decides,
+        however the run ended (code_contests' tester: an exception or a crash after the right output passes); else
+        ``"fails"`` (a runtime error, as a contest judge and a plain ``python3 prog.py`` run count it)."""
         return str((self.default_compare or {}).get("nonzero_exit") or "fails")
 
     def judge_spec(self, default: dict[str, Any] | None = None) -> dict[str, Any]:

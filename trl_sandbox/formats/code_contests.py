@@ -12,6 +12,12 @@ text, not 16, as here. Departures (see ``docs/datasets.md``): an expected intege
 (``ValuesMatch`` reads every number, integers too, as a double: it pays ``500000003.000001`` for ``500000003``, and
 ``10**18 + 1`` for ``10**18``); ``3.0`` still matches ``3``; ``nan`` and ``inf`` match themselves as text, where
 ``ValuesMatch`` fails them once another token of the output differs from its expected text (``|inf - inf|`` is NaN).
+
+Crashes: the tester judges a test by its output alone (``Test``: ``test_result->passed = matches``, whatever
+``program_status`` says), so a program that prints the right answer and then raises, exits with a non-zero status or
+is killed by a signal passes that test, here too (``nonzero_exit: "judged"``). Departures: a test past its time or
+memory limit fails whatever it printed, and a Python program that ends its own process (``os._exit``, a signal) fails
+the test (its output went with the worker process it ran in).
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ from ..errors import TaskFormatError
 from ._common import Format, json_field, limit_seconds, stdio_fields
 
 #: The stdout judge of code_contests' tester (``OutputsMatch``: ``SplitAndLowercase``'s separators, ASCII
-#: lowercasing, ``ValuesMatch``'s 1e-5).
+#: lowercasing, ``ValuesMatch``'s 1e-5); ``nonzero_exit: "judged"``: the output alone decides a test, however the
+#: run ended (``Test`` sets ``passed`` from ``compare_outputs`` whatever the program's status).
 JUDGE: dict[str, Any] = {"mode": "float", "tolerance": 1e-5, "absolute_only": True, "ignore_case": True,
-                         "separators": " \n\t\r\x0b"}
+                         "separators": " \n\t\r\x0b", "nonzero_exit": "judged"}
 
 
 def read_code_contests(row: Mapping[str, Any]) -> dict[str, Any]:

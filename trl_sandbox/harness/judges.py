@@ -266,8 +266,10 @@ def judge_stdio(emit, worker, req, timeout):
     raises, or ends its process (``os._exit``, a signal, a stack overflow), fails that test only: a Python program
     runs in the worker, which is then replaced by a fresh one (:meth:`.processes.Worker.restart`) and the next test
     runs. A non-zero exit status (``sys.exit(1)``) fails the test, unless the request's ``nonzero_exit`` is
-    ``"ignored"``: APPS, TACO and LiveCodeBench swallow ``SystemExit`` and judge what was printed. The first test past
-    its time limit ends the run (the remaining tests are not run)."""
+    ``"ignored"``: APPS, TACO and LiveCodeBench swallow ``SystemExit`` and judge what was printed; or ``"judged"``:
+    however the run ended (an exception, an exit status, a signal of a compiled program), what it printed is judged,
+    as code_contests' tester judges a test by its output alone. The first test past its time limit ends the run (the
+    remaining tests are not run)."""
     build = req.get("build")
     if build:
         if not _build_in_worker(emit, worker, req, build):
@@ -277,7 +279,9 @@ def judge_stdio(emit, worker, req, timeout):
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
     compare = req.get("compare") or {}
-    exit_ignored = "ignored" in (req.get("nonzero_exit"), compare.get("nonzero_exit"))
+    exit_modes = (req.get("nonzero_exit"), compare.get("nonzero_exit"))
+    exit_ignored = "ignored" in exit_modes
+    output_judged = "judged" in exit_modes
     memory = req.get("memory_limit_bytes")
     msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None, "timeout": timeout}
     state = {"dead": False}
@@ -314,11 +318,20 @@ def judge_stdio(emit, worker, req, timeout):
         if memory and _type(rss) is int and rss > memory:
             return {"i": i, "ok": False, "error": "memory limit exceeded: %d MiB used, limit %d MiB"
                     % (rss >> 20, memory >> 20)}
-        if "error" in reply:
-            return _crashed({"i": i, "ok": False}, reply, reply["error"])
-        if reply.get("exit") and not exit_ignored:
-            return _crashed({"i": i, "ok": False}, reply, "exit status %s" % (reply["exit"],))
         want = expected[i] if i < len(expected) else None
+        crash = reply["error"] if "error" in reply else (
+            "exit status %s" % (reply["exit"],) if reply.get("exit") and not exit_ignored else None)
+        if crash is not None:
+            if output_judged and want is not None:  # code_contests' tester: the output alone decides
+                if "checker" in compare:
+                    verdict = run_checker(compare, text, reply["out"], want, worker)
+                    if verdict is True:
+                        return {"i": i, "ok": True}
+                    if "invalid" in verdict:
+                        return dict(verdict, i=i)
+                elif same_output(reply["out"], want, compare):
+                    return {"i": i, "ok": True}
+            return _crashed({"i": i, "ok": False}, reply, crash)
         if want is not None:
             if "checker" in compare:
                 verdict = run_checker(compare, text, reply["out"], want, worker)
