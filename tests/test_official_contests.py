@@ -122,3 +122,61 @@ def test_item_7_a_compiled_program_crashing_after_the_right_output(scorer):
     codeforces = codeforces_row([{"input": "1\n", "output": "1\n"}, {"input": "2\n", "output": "2\n"}], problem="H")
     assert cpp_rewards(scorer, ECHO, [returns_3, aborts]) == [1.0, 1.0]
     assert cpp_rewards(scorer, codeforces, [returns_3, aborts]) == [0.0, 0.0]
+
+
+# -- item 8: time per test ---------------------------------------------------------------------------------------
+
+
+def test_item_8_time_per_test_from_each_harness():
+    from trl_sandbox import SandboxConfig, Task
+    from tests.test_official_stdout import codeforces_row
+
+    # open-r1 Codeforces: TIME_LIMIT = the row's time_limit, for cf_python3 too (piston: timeout "$TIME_LIMIT")
+    codeforces = Task.from_row({**codeforces_row([{"input": "1\n", "output": "1\n"}]), "time_limit": 2.0})
+    assert codeforces.test_timeout_s() == 2.0
+    assert codeforces.test_timeout_s(None, 3.0) == 6.0  # what a user who wants more sets
+    assert codeforces.test_timeout_s(1.5) == 1.5  # sandbox_test_timeout still caps
+    # code_contests: the tester gives 10 s whatever the statement says; here the statement x 3, at most those 10 s
+    contests = Task.from_row(code_contests_row(["1\n"], ["1\n"]))  # time_limit {seconds: 1}
+    assert contests.test_timeout_s() == 3.0 and contests.test_timeout_s(None, 1.0) == 1.0
+    slow_problem = Task.from_row({**code_contests_row(["1\n"], ["1\n"]), "time_limit": {"seconds": 5, "nanos": 0}})
+    assert slow_problem.test_timeout_s() == 10.0 and slow_problem.test_timeout_s(None, 20.0) == 10.0
+    no_limit = Task.from_row({**code_contests_row(["1\n"], ["1\n"]), "time_limit": None})
+    assert no_limit.test_timeout_s() == 10.0
+    assert SandboxConfig().sandbox_time_limit_factor is None
+
+
+@pytest.fixture(scope="module")
+def unlimited_scorer(sandbox_root):
+    """A scorer with no cap on a test's time: each gets what its row and format give it."""
+    from trl_sandbox import SandboxConfig, Scorer
+
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as s:
+        yield s
+
+
+def sleeping_echo(seconds):
+    return f"import time\nn = input()\ntime.sleep({seconds})\nprint(n)"
+
+
+def test_item_8_codeforces_gives_python_the_statements_seconds(unlimited_scorer, sandbox_root):
+    from trl_sandbox import SandboxConfig, Scorer
+    from tests.test_official_stdout import codeforces_row
+
+    row = {**codeforces_row([{"input": "7\n", "output": "7\n"}], problem="I"), "time_limit": 0.5}
+    # piston's run: timeout --preserve-status 0.5 python3 main.py: a 1 s program is killed (exit 124 or 143: "0")
+    fast, slow = trl_rewards(unlimited_scorer, row, [sleeping_echo(0.05), sleeping_echo(1.0)])
+    assert fast == 1.0 and slow < 1.0
+    # a user who wants more: sandbox_time_limit_factor=3 gives 1.5 s
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_time_limit_factor=3.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        assert trl_rewards(scorer, row, [sleeping_echo(1.0)]) == [1.0]
+
+
+def test_item_8_code_contests_keeps_the_statement_times_three(unlimited_scorer):
+    # departure: code_contests' tester gives both 10 s (TestOptions.max_execution_duration) and pays them
+    row = {**code_contests_row(["7\n"], ["7\n"]), "time_limit": {"seconds": 0, "nanos": 500_000_000}}
+    within, past = trl_rewards(unlimited_scorer, row, [sleeping_echo(1.0), sleeping_echo(2.0)])
+    assert within == 1.0 and past < 1.0

@@ -149,7 +149,9 @@ class Scorer:
         reward_values: Rewards by status over the defaults (see :func:`~trl_sandbox.config.reward_table`).
         compare: The stdout judge of rows that name none (``sandbox_compare``, parsed by
             :func:`~trl_sandbox.formats.parse_compare`); default: each format's official judge.
-        time_limit_factor: Multiplier of a row's statement time limit (``sandbox_time_limit_factor``).
+        time_limit_factor: Multiplier of a row's statement time limit (``sandbox_time_limit_factor``); None: each
+            format's own (open-r1 Codeforces 1, the others :data:`~trl_sandbox.tasks.DEFAULT_TIME_LIMIT_FACTOR`; see
+            :meth:`~trl_sandbox.tasks.Task.test_timeout_s`).
         language: Language of completions whose row names none and whose code fence has no language tag
             (``sandbox_language``; see :func:`trl_sandbox.languages.completion_language`); None: the language of
             the row's published solutions when they are all in one (code_contests), else Python.
@@ -174,7 +176,7 @@ class Scorer:
         reward_mode: str = "pass_rate",
         reward_values: dict[str, float] | None = None,
         compare: dict[str, Any] | None = None,
-        time_limit_factor: float = 3.0,
+        time_limit_factor: float | None = None,
         language: str | None = None,
         compile_timeout_s: float = 30.0,
     ) -> None:
@@ -191,7 +193,7 @@ class Scorer:
         self.max_concurrency = min(max_concurrency or pool.size, pool.size)
         self.batch_deadline_s = batch_deadline_s
         self.compare = compare
-        self.time_limit_factor = float(time_limit_factor)
+        self.time_limit_factor = float(time_limit_factor) if time_limit_factor is not None else None
         #: Completions scored over this scorer's life, by status (``Counter``; ``"completions"`` is the total).
         self.status_counts: Counter[str] = Counter()
         self._references: dict[str, tuple[tuple[str, ...], tuple[Any, ...]] | TaskFormatError] = {}
@@ -239,7 +241,7 @@ class Scorer:
             reward_mode=getattr(config, "sandbox_reward", "pass_rate"),
             reward_values=getattr(config, "sandbox_reward_values", None),
             compare=getattr(config, "sandbox_compare", None),
-            time_limit_factor=getattr(config, "sandbox_time_limit_factor", 3.0),
+            time_limit_factor=getattr(config, "sandbox_time_limit_factor", None),
             language=getattr(config, "sandbox_language", None),
             compile_timeout_s=getattr(config, "sandbox_compile_timeout", 30.0),
         )

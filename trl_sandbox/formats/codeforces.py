@@ -10,6 +10,10 @@ correct_output solution_output`` gets the files as the runner writes them and mu
 ``100`` (see :func:`trl_sandbox.harness.checkers.run_checker`). Without one, both outputs are normalized
 (``normalize_output``: the whole words yes/no upper-cased, every run of ASCII whitespace, newlines included, one
 space) and compared by ``diff -b``: the same tokens, yes/no in any case (the ``codeforces`` judge, :data:`JUDGE`).
+
+Time: each test gets the row's ``time_limit`` seconds, for Python too (cf_scoring.py writes ``TIME_LIMIT`` from the
+row's ``time_limit`` for ``cf_python3`` as for ``c++17``; the runner runs ``timeout --preserve-status
+"$TIME_LIMIT"``), as Codeforces gives it: :data:`TIME_LIMIT_FACTOR`. ``sandbox_time_limit_factor`` gives more.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from ._common import Format, json_field, limit_bytes, limit_seconds, stdio_field
 
 #: The stdout judge of rows without a checker (piston's ``normalize_output`` and ``diff -b``).
 JUDGE: dict[str, Any] = {"mode": "codeforces"}
+#: The multiplier of the statement's time limit: piston's runner gives each test ``timeout "$TIME_LIMIT"``, the
+#: row's ``time_limit`` in seconds, whatever the language.
+TIME_LIMIT_FACTOR = 1.0
 
 
 def runner_input(text: Any) -> Any:
@@ -39,7 +46,7 @@ def read_codeforces(row: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(tests, list) or not all(isinstance(t, Mapping) for t in tests):
         raise TaskFormatError("task field 'official_tests' must be a list of {input, output}")
     fields = stdio_fields([runner_input(t.get("input")) for t in tests], [t.get("output") for t in tests], JUDGE,
-                          time_limit_s=limit_seconds(row.get("time_limit")),
+                          time_limit_s=limit_seconds(row.get("time_limit")), time_limit_factor=TIME_LIMIT_FACTOR,
                           memory_limit_bytes=limit_bytes(row.get("memory_limit")),
                           files=("input.txt", "output.txt") if row.get("input_mode") == "file" else None)
     checker = row.get("generated_checker")
