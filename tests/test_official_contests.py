@@ -180,3 +180,44 @@ def test_item_8_code_contests_keeps_the_statement_times_three(unlimited_scorer):
     row = {**code_contests_row(["7\n"], ["7\n"]), "time_limit": {"seconds": 0, "nanos": 500_000_000}}
     within, past = trl_rewards(unlimited_scorer, row, [sleeping_echo(1.0), sleeping_echo(2.0)])
     assert within == 1.0 and past < 1.0
+
+
+# -- item 9: open-r1 Codeforces' file mode -------------------------------------------------------------------------
+
+
+def file_mode_row():
+    from tests.test_official_stdout import codeforces_row
+
+    row = codeforces_row([{"input": "3 4\r\n", "output": "7\n"}, {"input": "10 -2\r\n", "output": "8\n"}], problem="J")
+    return {**row, "input_mode": "file"}
+
+
+ITEM_9 = [
+    # piston's run, INPUT_MODE=file: input.txt written ('\r' at line ends removed), $TASK_EXECUTABLE > /dev/null
+    # 2>&1 with no stdin (cf_scoring.py sends none), the output read from output.txt
+    ("a, b = map(int, open('input.txt').read().split())\nopen('output.txt', 'w').write(f'{a + b}\\n')", 1.0,
+     "reads input.txt, writes output.txt"),
+    ("a, b = map(int, open('input.txt').read().split())\nprint('debug', a, b)\n"
+     "open('output.txt', 'w').write(f'{a + b}\\n')", 1.0,
+     "stdout goes to /dev/null: what it prints does not count"),
+    ("a, b = map(int, open('input.txt').read().split())\nprint(a + b)", 0.0,
+     "the answer on stdout is discarded; no output.txt: an empty output"),
+    ("import sys\ndata = sys.stdin.read()\nopen('output.txt', 'w').write(str(sum(map(int, data.split()))))", 0.0,
+     "no stdin: the program reads nothing and writes 0"),
+]
+
+
+@pytest.mark.parametrize(("program", "official", "why"), ITEM_9, ids=[w[:40] for *_, w in ITEM_9])
+def test_item_9_codeforces_file_mode_has_only_the_files(scorer, program, official, why):
+    assert trl_rewards(scorer, file_mode_row(), [program]) == [official], why
+
+
+def test_item_9_a_compiled_program_in_file_mode(scorer):
+    import shutil
+
+    if not shutil.which("g++"):
+        pytest.skip("no g++ here")
+    files = ("#include <cstdio>\nint main(){freopen(\"input.txt\",\"r\",stdin); freopen(\"output.txt\",\"w\",stdout);"
+             " long long a,b; scanf(\"%lld %lld\",&a,&b); printf(\"%lld\\n\",a+b);}\n")
+    stdio = "#include <cstdio>\nint main(){long long a=0,b=0; scanf(\"%lld %lld\",&a,&b); printf(\"%lld\\n\",a+b);}\n"
+    assert cpp_rewards(scorer, file_mode_row(), [files, stdio]) == [1.0, 0.0]

@@ -168,6 +168,9 @@ class Task:
         memory_limit_bytes: The row's memory limit (bytes), else None.
         files: ``(input file, output file)`` of problems that read and write files (Codeforces' file mode,
             code_contests' ``input_file``/``output_file``), else ``()``.
+        files_only: With ``files``: the program gets nothing on stdin and its stdout is discarded, so the output file
+            is its only output (open-r1 Codeforces' ``input_mode: file``, as piston's runner runs it); else it also
+            gets the input on stdin, and its stdout counts when it writes no output file.
         language: The language the row asks completions to be written in (see
             :func:`trl_sandbox.languages.row_language`), else None (the completion's code fence, then
             ``sandbox_language``, decide).
@@ -198,6 +201,7 @@ class Task:
     test_time_s: float | None = None
     memory_limit_bytes: int | None = None
     files: tuple[str, ...] = ()
+    files_only: bool = False
     language: str | None = None
     solutions_language: str | None = None
 
@@ -359,7 +363,8 @@ class Task:
             return {"mode": "stdio", "program": code, "test_timeout_s": test_timeout_s, "output_limit": output_limit,
                     "stop_on_failure": stop_on_failure, "tests": list(self.tests), "expected": list(self.outputs),
                     "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
-                    "files": list(self.files) or None, "build": build_spec(language, self.memory_limit_bytes, code),
+                    "files": list(self.files) or None, "files_only": self.files_only,
+                    "nonzero_exit": self.nonzero_exit, "build": build_spec(language, self.memory_limit_bytes, code),
                     "compile_timeout_s": compile_timeout_s}
         base = {
             "program": self.program(code),
@@ -384,7 +389,8 @@ class Task:
                     "entries": list(self.entry_points), **base}
         return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs),
                 "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
-                "files": list(self.files) or None, "nonzero_exit": self.nonzero_exit, **base}
+                "files": list(self.files) or None, "files_only": self.files_only, "nonzero_exit": self.nonzero_exit,
+                **base}
 
     # -- reference outputs (call tasks) --------------------------------------------------------------------------
 

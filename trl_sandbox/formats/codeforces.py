@@ -14,6 +14,11 @@ space) and compared by ``diff -b``: the same tokens, yes/no in any case (the ``c
 Time: each test gets the row's ``time_limit`` seconds, for Python too (cf_scoring.py writes ``TIME_LIMIT`` from the
 row's ``time_limit`` for ``cf_python3`` as for ``c++17``; the runner runs ``timeout --preserve-status
 "$TIME_LIMIT"``), as Codeforces gives it: :data:`TIME_LIMIT_FACTOR`. ``sandbox_time_limit_factor`` gives more.
+
+File mode (``input_mode: file``, old problems): the runner writes ``input.txt``, runs the program with no stdin
+(piston's request carries none) and its stdout sent to ``/dev/null``, and reads ``output.txt``
+(``$TASK_EXECUTABLE > /dev/null 2>&1``): the program must read and write the files; one that reads stdin or prints
+its answer gets nothing and is judged on an empty output (``files_only``).
 """
 
 from __future__ import annotations
@@ -42,13 +47,14 @@ def runner_input(text: Any) -> Any:
 def read_codeforces(row: Mapping[str, Any]) -> dict[str, Any]:
     """open-r1 ``codeforces``: ``official_tests`` (``[{input, output}]``), ``generated_checker`` (a Python checker
     in open-r1's convention), ``time_limit`` (seconds), ``memory_limit`` (megabytes), ``input_mode``."""
+    file_mode = row.get("input_mode") == "file"
     tests = json_field(row, "official_tests")
     if not isinstance(tests, list) or not all(isinstance(t, Mapping) for t in tests):
         raise TaskFormatError("task field 'official_tests' must be a list of {input, output}")
     fields = stdio_fields([runner_input(t.get("input")) for t in tests], [t.get("output") for t in tests], JUDGE,
                           time_limit_s=limit_seconds(row.get("time_limit")), time_limit_factor=TIME_LIMIT_FACTOR,
                           memory_limit_bytes=limit_bytes(row.get("memory_limit")),
-                          files=("input.txt", "output.txt") if row.get("input_mode") == "file" else None)
+                          files=("input.txt", "output.txt") if file_mode else None, files_only=file_mode)
     checker = row.get("generated_checker")
     if isinstance(checker, str) and checker.strip():
         fields["default_compare"] = {"checker": checker, "language": "python", "convention": "open-r1"}

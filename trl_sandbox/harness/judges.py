@@ -260,7 +260,8 @@ def judge_stdio(emit, worker, req, timeout):
     :func:`.compare.same_output`, or ``{"checker": source}``: see :func:`.checkers.run_checker`).
     ``memory_limit_bytes``: a test whose run grew the worker's peak resident memory past it fails with "memory limit
     exceeded", as a judge measures it (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output
-    name]`` of file-mode problems.
+    name]`` of file-mode problems; ``files_only``: those files are the program's only input and output (no stdin,
+    stdout discarded: open-r1 Codeforces' file mode).
 
     Each test is one run of the program, as ``python3 prog.py < input`` is (see :func:`.stdio.run_stdin`). A run that
     raises, or ends its process (``os._exit``, a signal, a stack overflow), fails that test only: a Python program
@@ -283,7 +284,8 @@ def judge_stdio(emit, worker, req, timeout):
     exit_ignored = "ignored" in exit_modes
     output_judged = "judged" in exit_modes
     memory = req.get("memory_limit_bytes")
-    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None, "timeout": timeout}
+    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None, "timeout": timeout,
+           "files_only": bool(req.get("files_only"))}
     state = {"dead": False}
 
     def run_test(i, text):

@@ -37,9 +37,11 @@ def memory_file(name):
         return fd
 
 
-def program_files(text, files):
+def program_files(text, files, only=False):
     """``(stdin, stdout)`` descriptors for one run of a program: ``text`` in a memory file, and an empty one. With
-    ``files`` (``(input name, output name)``), the input is also written to that file and the output file removed."""
+    ``files`` (``(input name, output name)``), the input is also written to that file and the output file removed;
+    ``only``: stdin is empty (the input is in the file alone, as piston's runner gives a file-mode program no
+    stdin)."""
     data = text.encode()
     if files:
         with open(files[0], "wb") as f:
@@ -49,15 +51,19 @@ def program_files(text, files):
         except OSError:
             pass
     in_fd = memory_file("stdin")
-    write_all(in_fd, data)
+    if not (files and only):
+        write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
     return in_fd, memory_file("stdout")
 
 
-def program_output(out_fd, limit, files):
+def program_output(out_fd, limit, files, only=False):
     """``{"out", "truncated"?}`` of a run: the output file of ``files`` when the program wrote it, else what it
-    printed to ``out_fd`` (closed here); at most ``limit`` bytes."""
-    if files and os.path.isfile(files[1]):
+    printed to ``out_fd`` (closed here); at most ``limit`` bytes. ``only``: the output file alone, empty when the
+    program wrote none (piston's runner sends a file-mode program's stdout to ``/dev/null``)."""
+    if files and only and not os.path.isfile(files[1]):
+        raw = b""
+    elif files and os.path.isfile(files[1]):
         with open(files[1], "rb") as f:
             raw = f.read(limit + 1)
     else:
@@ -164,7 +170,7 @@ def _finish_like_python():
             pass
 
 
-def run_stdin(code, text, limit, files=None):
+def run_stdin(code, text, limit, files=None, only=False):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "exit"?, "rss"}`` (``error``: the exception that ended it; ``exit``: a non-zero exit status from
     ``sys.exit``/``exit``; ``rss``: the worker's peak resident memory, bytes).
@@ -177,8 +183,9 @@ def run_stdin(code, text, limit, files=None):
 
     ``files``: ``(input name, output name)`` for problems that read and write files (Codeforces' file mode,
     code_contests' ``input_file``/``output_file``): the input is also that file in the working directory and, when
-    the program writes the output file, that file is its output."""
-    in_fd, out_fd = program_files(text, files)
+    the program writes the output file, that file is its output. ``only`` (Codeforces' file mode): stdin is empty
+    and stdout is discarded; the output file is the output."""
+    in_fd, out_fd = program_files(text, files, only)
     saved_in, saved_out = os.dup(0), os.dup(1)
     os.dup2(in_fd, 0)
     os.dup2(out_fd, 1)
@@ -201,6 +208,6 @@ def run_stdin(code, text, limit, files=None):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__ = streams
-    reply.update(program_output(out_fd, limit, files))
+    reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()
     return reply
