@@ -221,3 +221,81 @@ def test_item_9_a_compiled_program_in_file_mode(scorer):
              " long long a,b; scanf(\"%lld %lld\",&a,&b); printf(\"%lld\\n\",a+b);}\n")
     stdio = "#include <cstdio>\nint main(){long long a=0,b=0; scanf(\"%lld %lld\",&a,&b); printf(\"%lld\\n\",a+b);}\n"
     assert cpp_rewards(scorer, file_mode_row(), [files, stdio]) == [1.0, 0.0]
+
+
+# -- item 13: open-r1 Codeforces' generated tests -------------------------------------------------------------------
+
+
+def incomplete_row(problem="K"):
+    """A row whose ``official_tests_complete`` is false, as published: ``generated_tests`` is the count of the
+    problem's tests in the contest's Parquet file, not the tests."""
+    from tests.test_official_stdout import codeforces_row
+
+    row = codeforces_row([{"input": "1 2\n", "output": "3\n"}], problem=problem)
+    return {**row, "official_tests_complete": False, "generated_tests": 2}
+
+
+#: The problem's generated tests, as open-r1/codeforces publishes them (columns of test_cases_0004.parquet).
+GENERATED = [{"input": "1000000000 1000000000\n", "output": "2000000000\n"}, {"input": "-5 5\r\n", "output": "0\n"}]
+SUM = "a, b = map(int, input().split())\nprint(a + b)"
+SMALL_ONLY = "a, b = map(int, input().split())\nprint(min(a + b, 10))"  # right on the official test only
+
+
+def write_contest_file(folder):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"problem_id": "4/K", **t} for t in GENERATED] + [{"problem_id": "4/L", "input": "0 0\n", "output": "9\n"}]
+    pq.write_table(pa.Table.from_pylist(rows), folder / "test_cases_0004.parquet")
+
+
+def test_item_13_a_row_without_its_generated_tests_warns_once(scorer, monkeypatch, caplog):
+    import logging
+
+    from trl_sandbox import Task
+    from trl_sandbox.formats import codeforces
+
+    monkeypatch.setattr(codeforces, "_WARNED_INCOMPLETE", [])
+    with caplog.at_level(logging.WARNING, logger="trl_sandbox.formats.codeforces"):
+        tasks = [Task.from_row(incomplete_row("K")), Task.from_row(incomplete_row("L"))]
+        assert trl_rewards(scorer, incomplete_row("K"), [SMALL_ONLY]) == [1.0]  # only the official test
+    warnings = [r for r in caplog.records if r.name == "trl_sandbox.formats.codeforces"]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    message = warnings[0].getMessage()
+    assert "4/K" in message and "official_tests only" in message and "2 generated tests" in message
+    assert "codeforces_tests" in message and [len(t.tests) for t in tasks] == [1, 1]
+    complete = {**incomplete_row("M"), "official_tests_complete": True}
+    monkeypatch.setattr(codeforces, "_WARNED_INCOMPLETE", [])
+    caplog.clear()
+    Task.from_row(complete)
+    assert not [r for r in caplog.records if r.name == "trl_sandbox.formats.codeforces"]
+
+
+def test_item_13_generated_tests_in_a_column_are_scored_after_the_official_ones(scorer):
+    from trl_sandbox import Task
+
+    row = {**incomplete_row(), "generated_tests": GENERATED}
+    task = Task.from_row(row)
+    # the runner's input: '\r' at line ends removed, for the generated tests too
+    assert task.tests == ("1 2\n", "1000000000 1000000000\n", "-5 5\n")
+    assert trl_rewards(scorer, row, [SUM, SMALL_ONLY]) == [1.0, pytest.approx(2 / 3)]
+
+
+def test_item_13_generated_tests_from_the_datasets_folder(scorer, tmp_path):
+    from trl_sandbox import Task, load_tasks
+    from trl_sandbox.errors import ConfigurationError, TaskFormatError
+    from trl_sandbox.formats.codeforces import add_generated_tests, generated_tests_file
+
+    write_contest_file(tmp_path)
+    assert generated_tests_file(tmp_path, "4/K") == str(tmp_path / "test_cases_0004.parquet")
+    (row,) = load_tasks([incomplete_row()], codeforces_tests=tmp_path)
+    assert row["generated_tests"] == GENERATED
+    assert trl_rewards(scorer, row, [SUM, SMALL_ONLY]) == [1.0, pytest.approx(2 / 3)]
+    # a contest without a file: no generated tests, as open-r1 reads it (and nothing is missing any more)
+    other = {**incomplete_row(), "id": "5/A", "contest_id": "5"}
+    assert add_generated_tests(other, tmp_path)["generated_tests"] == []
+    assert len(Task.from_row(add_generated_tests(other, tmp_path)).tests) == 1
+    with pytest.raises(ConfigurationError, match="not a directory"):
+        load_tasks([incomplete_row()], codeforces_tests=tmp_path / "nowhere")
+    with pytest.raises(TaskFormatError, match="generated_tests"):
+        Task.from_row({**incomplete_row(), "generated_tests": [{"input": "1 2\n"}]})
