@@ -24,6 +24,8 @@ Sources read:
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests._official import trl_rewards
@@ -56,6 +58,8 @@ ITEM_10 = [
      "OutputsMatch: the same tokens"),
     ("nan 0.5\n", "nan 0.500001\n", 1.0,
      "departure: the tester fails it (ValuesMatch: |nan - nan| < 1e-5 is false); each token is right"),
+    ("inf 0.5\n", "inf 0.500001\n", 1.0,
+     "departure: the tester fails it (ValuesMatch: |inf - inf| is NaN); each token is right"),
 ]
 
 
@@ -289,13 +293,27 @@ def test_item_13_generated_tests_from_the_datasets_folder(scorer, tmp_path):
     write_contest_file(tmp_path)
     assert generated_tests_file(tmp_path, "4/K") == str(tmp_path / "test_cases_0004.parquet")
     (row,) = load_tasks([incomplete_row()], codeforces_tests=tmp_path)
-    assert row["generated_tests"] == GENERATED
+    assert json.loads(row["generated_tests"]) == GENERATED  # text: one column type for datasets.Dataset.map
     assert trl_rewards(scorer, row, [SUM, SMALL_ONLY]) == [1.0, pytest.approx(2 / 3)]
     # a contest without a file: no generated tests, as open-r1 reads it (and nothing is missing any more)
     other = {**incomplete_row(), "id": "5/A", "contest_id": "5"}
-    assert add_generated_tests(other, tmp_path)["generated_tests"] == []
+    assert add_generated_tests(other, tmp_path)["generated_tests"] == "[]"
     assert len(Task.from_row(add_generated_tests(other, tmp_path)).tests) == 1
     with pytest.raises(ConfigurationError, match="not a directory"):
         load_tasks([incomplete_row()], codeforces_tests=tmp_path / "nowhere")
     with pytest.raises(TaskFormatError, match="generated_tests"):
         Task.from_row({**incomplete_row(), "generated_tests": [{"input": "1 2\n"}]})
+
+
+def test_item_13_generated_tests_through_datasets_map(tmp_path):
+    """``Dataset.map(add_generated_tests, ...)``: a problem with no tests first, one with tests later, in batches
+    written apart: the column is text in every row, so the map neither fails nor drops the tests."""
+    datasets = pytest.importorskip("datasets")
+    from trl_sandbox import Task
+    from trl_sandbox.formats.codeforces import add_generated_tests
+
+    write_contest_file(tmp_path)
+    none = {**incomplete_row(), "id": "5/A", "contest_id": "5"}
+    ds = datasets.Dataset.from_list([none, none, incomplete_row()])
+    out = ds.map(add_generated_tests, fn_kwargs={"folder": str(tmp_path)}, writer_batch_size=1)
+    assert [len(Task.from_row(row).tests) for row in out] == [1, 1, 3]

@@ -21,9 +21,9 @@ tester pays a program many times slower than the problem allows.
 
 Crashes: the tester judges a test by its output alone (``Test``: ``test_result->passed = matches``, whatever
 ``program_status`` says), so a program that prints the right answer and then raises, exits with a non-zero status or
-is killed by a signal passes that test, here too (``nonzero_exit: "judged"``). Departures: a test past its time or
-memory limit fails whatever it printed, and a Python program that ends its own process (``os._exit``, a signal) fails
-the test (its output went with the worker process it ran in).
+(compiled) is killed by a signal passes that test, here too (``nonzero_exit: "judged"``). Departures: a test past its
+time or memory limit fails whatever it printed, and a Python program killed by a signal (a segfault) fails the test
+(its output went with the worker process it ran in).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ Generated tests: open-r1 scores ``official_tests`` followed by the problem's gen
 dataset publishes apart, one Parquet file per contest (``generated_tests/test_cases_{contest_id:04d}.parquet``,
 columns ``problem_id``, ``input``, ``output``; open-r1 reads them from ``$CF_TESTS_FOLDER``). A row whose
 ``official_tests_complete`` is false lacks tests that only those files hold. They are scored here when supplied: a
-``generated_tests`` column holding the list of ``{input, output}`` (the published column is their count, an integer,
-and holds none), as :func:`add_generated_tests` writes it from the folder (``load_tasks(...,
+``generated_tests`` column holding the list of ``{input, output}`` or JSON text of it (the published column is their
+count, an integer, and holds none), as :func:`add_generated_tests` writes it from the folder (``load_tasks(...,
 codeforces_tests=FOLDER)`` does it for every row). Without them such a row is scored on its official tests, and the
 first one read logs a warning (once per process).
 """
@@ -34,6 +34,7 @@ first one read logs a warning (once per process).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -155,11 +156,12 @@ def _contest_tests(path: str) -> dict[str, tuple[dict[str, str], ...]]:
 
 
 def add_generated_tests(row: Mapping[str, Any], folder: str | os.PathLike[str]) -> dict[str, Any]:
-    """``row`` (an open-r1/codeforces row) with its generated tests in ``generated_tests``: the list of ``{input,
-    output}`` of its problem in ``folder``'s contest file (see :func:`generated_tests_file`; none when the contest
-    has no file, as open-r1 reads it), ready for :func:`read_codeforces`. Usable with ``datasets.Dataset.map``
-    (``ds.map(add_generated_tests, fn_kwargs={"folder": FOLDER})``), which keeps the tests on disk rather than in
-    memory. A row that already carries a list is returned as it is.
+    """``row`` (an open-r1/codeforces row) with its generated tests in ``generated_tests``: JSON text of the list of
+    ``{input, output}`` of its problem in ``folder``'s contest file (see :func:`generated_tests_file`; ``[]`` when the
+    contest has no file, as open-r1 reads it), ready for :func:`read_codeforces`. Text, so that the column has one
+    type in every row: usable with ``datasets.Dataset.map`` (``ds.map(add_generated_tests, fn_kwargs={"folder":
+    FOLDER})``), which keeps the tests on disk rather than in memory. A row that already carries its tests is
+    returned as it is.
 
     Raises:
         ConfigurationError: ``folder`` is not a directory.
@@ -172,7 +174,8 @@ def add_generated_tests(row: Mapping[str, Any], folder: str | os.PathLike[str]) 
     if supplied_generated_tests(row) is not None:
         return out
     path = generated_tests_file(folder, str(row.get("id")))
-    out["generated_tests"] = [dict(t) for t in _contest_tests(os.path.abspath(path)).get(str(row.get("id")), ())]
+    found = _contest_tests(os.path.abspath(path)).get(str(row.get("id")), ())
+    out["generated_tests"] = json.dumps([dict(t) for t in found])
     return out
 
 
