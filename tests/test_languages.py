@@ -25,6 +25,7 @@ from trl_sandbox.languages import (
     java_classes,
     language_named,
     row_language,
+    solutions_language,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -120,13 +121,15 @@ def test_language_names_and_aliases():
     assert SandboxConfig(sandbox_language="C++").sandbox_language == "cpp"
 
 
-def test_the_row_then_the_fence_then_the_config_decide():
+def test_the_row_then_the_fence_then_the_config_then_the_solutions_decide():
     assert row_language({"language": "cpp"}) == "cpp"
     prime = {"verification_info": json.dumps({"language": "rust", "test_cases": []})}
     assert row_language(prime) == "rust"
-    assert row_language({"solutions": {"language": [2, 2], "solution": ["", ""]}}) == "cpp"  # filtered to C++
-    assert row_language({"solutions": {"language": [4], "solution": [""]}}) == "java"
-    assert row_language(ROW) is None  # Python, C++ and Java solutions: the row does not decide
+    # code_contests' solutions are a guess (what humans wrote), not what the row asks for
+    only_cpp = {"solutions": {"language": [2, 2], "solution": ["", ""]}}
+    assert row_language(only_cpp) is None and solutions_language(only_cpp) == "cpp"
+    assert solutions_language({"solutions": {"language": [4], "solution": [""]}}) == "java"
+    assert solutions_language(ROW) is None  # Python, C++ and Java solutions: no guess
     with pytest.raises(TaskFormatError, match="unknown language 'brainfuck'"):
         row_language({"language": "brainfuck"})
     text = "First in Python:\n```python\nprint(1)\n```\nFaster in C++:\n```cpp\nint main(){}\n```\n"
@@ -136,6 +139,11 @@ def test_the_row_then_the_fence_then_the_config_decide():
     assert completion_language(None, text) == "cpp"
     assert completion_language(None, "no fence", "rust") == "rust"
     assert completion_language(None, "no fence") == "python"
+    # the guess comes last: after the fence and after sandbox_language
+    python = "```python\nprint(1)\n```"
+    assert completion_language(None, python, None, "cpp") == "python"
+    assert completion_language(None, "no fence", "python", "cpp") == "python"
+    assert completion_language(None, "```\nint main(){}\n```", None, "cpp") == "cpp"
     assert Task.from_row({**ROW, "language": "java"}).language == "java"
     with pytest.raises(TaskFormatError, match="C\\+\\+ completions run stdin/stdout tasks only"):
         Task.from_row({"task_id": "t", "test_list": ["assert f() == 1"], "language": "cpp"})
@@ -213,6 +221,41 @@ def test_sandbox_language_is_the_default_for_untagged_completions(sandbox_root):
         results = scorer.score([Task.from_row(ROW)] * 2, [PROGRAMS["cpp"]["right"],
                                                           "```python\nn = int(input())\nprint('YES' if n % 2 == 0 else 'NO')\n```"])
     assert [r.status for r in results] == ["passed", "passed"]
+
+
+#: A code_contests row as published whose solutions are all C++ (``solutions.language`` 2: ``CPP`` in
+#: ``contest_problem.proto``): many older problems are so.
+CPP_ONLY = {**CODE_CONTESTS, "solutions": {"language": [2, 2], "solution": [PROGRAMS["cpp"]["right"]] * 2}}
+PYTHON_RIGHT = "n = int(input())\nprint('YES' if n % 2 == 0 else 'NO')\n"
+
+
+def test_a_python_fence_beats_the_language_of_the_published_solutions(lang_scorer):
+    """Issue 36 item 5: a ```python completion on a row whose solutions are all C++ runs as Python (it was compiled
+    as C++: ``compile_error``, -1.0); an untagged fence or no fence at all takes the guess, C++."""
+    need("cpp")
+    task = Task.from_row(CPP_ONLY)
+    assert task.language is None and task.solutions_language == "cpp"
+    completions = [f"In Python:\n\n```python\n{PYTHON_RIGHT}```\n", f"```py\n{PYTHON_RIGHT}```",
+                   f"```\n{PROGRAMS['cpp']['right']}```", PROGRAMS["cpp"]["right"],
+                   f"```\n{PYTHON_RIGHT}```"]
+    results = lang_scorer.score([task] * len(completions), completions)
+    assert [(r.status, r.reward) for r in results] == [
+        ("passed", 1.0), ("passed", 1.0), ("passed", 1.0), ("passed", 1.0), ("compile_error", -1.0)], [
+        r.error for r in results]
+
+
+def test_sandbox_language_beats_the_language_of_the_published_solutions(sandbox_root):
+    """A user who sets ``sandbox_language`` is never overruled by the guess; the chat prompt asks for the same."""
+    from trl_sandbox.prompts import problem_prompt
+
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_language="python",
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        (result,) = scorer.score([Task.from_row(CPP_ONLY)], [f"```\n{PYTHON_RIGHT}```"])
+    assert (result.status, result.reward) == ("passed", 1.0), result.error
+    assert "Write a Python program" in problem_prompt(CPP_ONLY, language="python")
+    assert "Write a C++ program" in problem_prompt(CPP_ONLY)  # nothing said: the guess
+    assert SandboxConfig().sandbox_language is None
 
 
 def test_identical_programs_of_a_task_compile_once_per_batch(lang_scorer, monkeypatch):

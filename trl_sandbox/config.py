@@ -124,9 +124,9 @@ class SandboxConfig:
             Most executions at once per process. Defaults to (and is capped by) `sandbox_pool_size`.
         sandbox_test_timeout (`float`, *optional*):
             Cap in seconds on each test (and on loading the completion's program). Default: each test gets what its
-            dataset's official harness gives it (LiveCodeBench 6 s, TACO and APPS their fixed timeouts, a contest
-            row its statement limit times `sandbox_time_limit_factor`), 5 s where neither the row nor its format
-            gives one (see `Task.test_timeout_s`).
+            dataset's official harness gives it (LiveCodeBench 6 s, TACO and APPS their fixed timeouts, an open-r1
+            Codeforces row its statement limit, a code_contests row its statement limit times 3 and at most its
+            tester's 10 s), 5 s where neither the row nor its format gives one (see `Task.test_timeout_s`).
         sandbox_completion_timeout (`float`, *optional*):
             Cap in wall-clock seconds on one completion's whole run (all its tests). Default: each completion gets
             its tests' own budget, `(t + 1) * n + 5` for n tests of t seconds (LiveCodeBench's global timeout), so
@@ -165,13 +165,17 @@ class SandboxConfig:
             `"lines"`, `"tokens"`, `"float"`, `"decimal"`, `"apps"`, `"taco"`, `"codeforces"`, a dict such as
             `{"mode": "float", "tolerance": 1e-6}`, or a checker `{"checker": SOURCE, "convention": "testlib"}` (JSON
             text accepted). Default: each dataset format's official judge (see `trl_sandbox.formats`).
-        sandbox_time_limit_factor (`float`, *optional*, defaults to `3.0`):
-            A row's own statement time limit (code_contests, Codeforces) is multiplied by this for each test (Python
-            is slower than the C++ the limits were set for), at most `sandbox_test_timeout` when set.
-        sandbox_language (`str`, *optional*, defaults to `"python"`):
+        sandbox_time_limit_factor (`float`, *optional*):
+            When set, a row's own statement time limit (code_contests, Codeforces, a `time_limit` column) is
+            multiplied by this for each test, at most `sandbox_test_timeout` when set (and at most code_contests'
+            tester's 10 s). Unset, each format's own: 1 for open-r1 Codeforces (its runner gives the statement's
+            seconds, to Python too, as Codeforces does), 3 for the others (no official multiplier; the limits were
+            set for C++).
+        sandbox_language (`str`, *optional*):
             Language of completions whose row names none and whose code fence has no language tag: `python`,
             `cpp`, `c`, `java`, `javascript` or `rust` (see `trl_sandbox.languages`). Other languages run
-            stdin/stdout tasks.
+            stdin/stdout tasks. Unset: the language of the row's published solutions when they are all in one
+            (code_contests' `solutions`), else `python`.
         sandbox_compile_timeout (`float`, *optional*, defaults to `30.0`):
             Seconds a compiler may run on one completion (C, C++, Java, Rust), on top of
             `sandbox_completion_timeout`.
@@ -269,19 +273,19 @@ class SandboxConfig:
             "or JSON such as {\"mode\": \"float\", \"tolerance\": 1e-6}. Default: each dataset's official judge."
         },
     )
-    sandbox_time_limit_factor: float = field(
-        default=3.0,
+    sandbox_time_limit_factor: float | None = field(
+        default=None,
         metadata={
-            "help": "Multiplier of a row's statement time limit per test (Python vs the C++ the limits were set "
-            "for); capped by sandbox_test_timeout when set."
+            "help": "Multiplier of a row's statement time limit per test; capped by sandbox_test_timeout when set. "
+            "Default: each format's own (1 for open-r1 Codeforces, as its runner; 3 for code_contests and others)."
         },
     )
 
-    sandbox_language: str = field(
-        default="python",
+    sandbox_language: str | None = field(
+        default=None,
         metadata={
             "help": "Language of completions whose row names none and whose code fence has no tag: python, cpp, c, "
-            "java, javascript or rust."
+            "java, javascript or rust. Default: the one language of a code_contests row's solutions, else python."
         },
     )
     sandbox_compile_timeout: float = field(
@@ -359,8 +363,10 @@ class SandboxConfig:
             except ValueError as exc:
                 raise ConfigurationError(f"{name}: {exc}") from None
         reward_table(self.sandbox_reward, self.sandbox_reward_values)
-        self.sandbox_language = language_named(self.sandbox_language).name
-        if not isinstance(self.sandbox_time_limit_factor, (int, float)) or self.sandbox_time_limit_factor <= 0:
+        if self.sandbox_language is not None:
+            self.sandbox_language = language_named(self.sandbox_language).name
+        if self.sandbox_time_limit_factor is not None and (
+                not isinstance(self.sandbox_time_limit_factor, (int, float)) or self.sandbox_time_limit_factor <= 0):
             raise ConfigurationError(
                 f"sandbox_time_limit_factor must be a positive number, got {self.sandbox_time_limit_factor!r}"
             )

@@ -21,9 +21,12 @@ Java: the source file is named after its public class, and the class that declar
 512 MiB), and its virtual-memory reservations are kept small so that it starts under the sandbox's address-space
 limit.
 
-A completion's language comes from, in order (:func:`completion_language`): the row (``language``; PrimeIntellect's
-``verification_info.language``; code_contests' ``solutions.language`` when all of the row's solutions are in one
-language), the tag of the completion's code fence (```` ```cpp ````), then ``sandbox_language`` of the config.
+A completion's language comes from, in order (:func:`completion_language`): the row's own (``language``;
+PrimeIntellect's ``verification_info.language``), the tag of the completion's code fence (```` ```cpp ````),
+``sandbox_language`` of the config when set, then a guess from the row's published solutions (code_contests'
+``solutions.language`` when they are all in one language, :func:`solutions_language`), else Python. A guess never
+beats what the completion or the user says: a row whose published solutions are all C++ still runs a ```` ```python
+```` completion as Python.
 
 Stdlib only: ``trl-sandbox score`` imports neither torch nor trl.
 """
@@ -37,7 +40,8 @@ from typing import Any
 
 from .errors import ConfigurationError, TaskFormatError
 
-__all__ = ["LANGUAGES", "Language", "build_spec", "completion_language", "language_named", "row_language"]
+__all__ = ["LANGUAGES", "Language", "build_spec", "completion_language", "language_named", "row_language",
+           "solutions_language"]
 
 
 @dataclass(frozen=True)
@@ -122,9 +126,9 @@ def language_named(name: str) -> Language:
 
 
 def row_language(row: Mapping[str, Any]) -> str | None:
-    """The language a dataset row asks completions to be written in, else None: the row's ``language``;
-    PrimeIntellect's ``verification_info.language``; code_contests' ``solutions.language`` numbers when every
-    solution of the row is in one language (a row filtered to that language).
+    """The language a dataset row asks completions to be written in, else None: the row's ``language`` (what
+    ``load_tasks(..., language=)`` writes), else PrimeIntellect's ``verification_info.language``. The languages of a
+    row's published solutions are only a guess (:func:`solutions_language`), not read here.
 
     Raises:
         TaskFormatError: the row names a language that is not supported.
@@ -141,19 +145,27 @@ def row_language(row: Mapping[str, Any]) -> str | None:
                 info = None
         if isinstance(info, Mapping):
             value = info.get("language")
-    if value is None:
-        solutions = row.get("solutions")
-        numbers = solutions.get("language") if isinstance(solutions, Mapping) else None
-        if isinstance(numbers, list) and numbers:
-            names = {CODE_CONTESTS_LANGUAGES.get(n) for n in numbers}
-            if len(names) == 1 and None not in names:
-                value = names.pop()
     if value is None or str(value).strip() == "":
         return None
     try:
         return language_named(str(value)).name
     except ConfigurationError as exc:
         raise TaskFormatError(str(exc)) from None
+
+
+def solutions_language(row: Mapping[str, Any]) -> str | None:
+    """A guess from a code_contests row's published solutions: the one language of ``solutions.language``
+    (deepmind/code_contests' ``Language`` numbers, :data:`CODE_CONTESTS_LANGUAGES`) when every solution is in it,
+    else None (the published rows mostly mix Python, C++ and Java). Used only when neither the completion's code
+    fence nor ``sandbox_language`` names a language (see :func:`completion_language`): the solutions say what
+    humans wrote, not what the model was asked for."""
+    solutions = row.get("solutions")
+    numbers = solutions.get("language") if isinstance(solutions, Mapping) else None
+    if isinstance(numbers, list) and numbers:
+        names = {CODE_CONTESTS_LANGUAGES.get(n) for n in numbers}
+        if len(names) == 1 and None not in names:
+            return names.pop()
+    return None
 
 
 _FENCE_TAG = re.compile(r"```[ \t]*([\w+#-]+)")
@@ -168,10 +180,12 @@ def fence_language(text: str) -> str | None:
     return None
 
 
-def completion_language(row_lang: str | None, text: str, default: str = "python") -> str:
-    """The language to run a completion as: the row's (:func:`row_language`), else the completion's last tagged
-    code fence (:func:`fence_language`), else ``default`` (``sandbox_language``)."""
-    return row_lang or fence_language(text) or language_named(default).name
+def completion_language(row_lang: str | None, text: str, default: str | None = None,
+                        guess: str | None = None) -> str:
+    """The language to run a completion as, the first that says one: the row's own (:func:`row_language`), the
+    completion's last tagged code fence (:func:`fence_language`), ``default`` (``sandbox_language`` when the user set
+    it), ``guess`` (the row's solutions' language, :func:`solutions_language`), else Python."""
+    return row_lang or fence_language(text) or (language_named(default).name if default else None) or guess or "python"
 
 
 _COMMENTS_AND_STRINGS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)

@@ -88,6 +88,7 @@ def load_tasks(
     system_prompt: str | None = None,
     task_format: str | None = None,
     language: str | None = None,
+    codeforces_tests: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
     ``.parquet`` file, or an iterable of rows (a ``datasets.Dataset``, a list of dicts).
@@ -103,13 +104,19 @@ def load_tasks(
             :mod:`trl_sandbox.languages`), stored in each row's ``language`` field: the reward runs completions as
             that language, and ``chat`` prompts ask for it. Other languages than Python run stdin/stdout rows only.
             Default: each row's own, else the completion's code fence.
+        codeforces_tests: A copy of open-r1/codeforces' ``generated_tests`` folder (its
+            ``test_cases_XXXX.parquet`` files, one per contest): each open-r1 Codeforces row gets its problem's
+            generated tests in ``generated_tests``, scored after its ``official_tests`` as open-r1 scores them (see
+            :func:`trl_sandbox.formats.codeforces.add_generated_tests`; every test is then held in memory: with
+            ``datasets``, ``dataset.map`` with that function keeps them on disk). Default: the official tests only.
 
     Returns:
         The rows (dicts), in order. They are not validated: use :meth:`Task.from_row`.
 
     Raises:
         TaskFormatError: the file is missing or unreadable, a line or row is not a JSON object (the message gives
-            the line number), or ``task_format`` is unknown.
+            the line number), ``task_format`` is unknown, or a generated-tests file cannot be read.
+        ConfigurationError: ``codeforces_tests`` is not a directory.
     """
     check_format(task_format)
     if isinstance(source, (str, Path)):
@@ -138,4 +145,13 @@ def load_tasks(
             raise TaskFormatError(str(exc)) from None
         for row in rows:
             row["language"] = name
+    if codeforces_tests is not None:
+        from .formats.codeforces import add_generated_tests
+
+        if not Path(codeforces_tests).is_dir():
+            raise ConfigurationError(f"codeforces_tests: {str(codeforces_tests)!r} is not a directory (a copy of "
+                                     "open-r1/codeforces' generated_tests folder, with its test_cases_XXXX.parquet "
+                                     "files)")
+        rows = [add_generated_tests(row, codeforces_tests)
+                if (row.get("task_format") or detect_format(row)) == "codeforces" else row for row in rows]
     return chat_rows(rows, system_prompt=system_prompt) if chat else rows

@@ -8,7 +8,7 @@ from typing import Any
 
 from .errors import TaskFormatError
 from .formats import DATASET_FORMATS, detect_format, read_row
-from .languages import LANGUAGES, row_language
+from .languages import LANGUAGES, row_language, solutions_language
 
 __all__ = ["CHAT_CODE_INSTRUCTION", "CHAT_FUNCTION_INSTRUCTION", "CHAT_MBPP_INSTRUCTION", "CHAT_STDIO_INSTRUCTION",
            "chat_rows", "problem_prompt"]
@@ -41,13 +41,14 @@ CHAT_STDIO_INSTRUCTION = (
 CHAT_FUNCTION_INSTRUCTION = "Write the solution in one ```python code block."
 
 
-def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None, language: str = "python") -> str:
+def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None, language: str | None = None) -> str:
     """The prompt text for a public dataset's row (the user message :func:`chat_rows` makes, and the string prompt
     ``trl-sandbox train`` gives base models for rows without a ``prompt``): its statement (with Codeforces' input
     and output sections), then the starter code when it has one, then what to write (a program for stdin/stdout
     tasks, the function otherwise). ``dataset_format``: default, detected from the fields. ``language``: the
     language a stdin/stdout program is asked in when the row names none (see
-    :func:`trl_sandbox.languages.row_language`)."""
+    :func:`trl_sandbox.languages.row_language`); default: the one language of the row's published solutions
+    (:func:`trl_sandbox.languages.solutions_language`), else Python."""
     dataset_format = dataset_format or row.get("task_format") or detect_format(row) or "stdio"
     statement = next((row[k] for k in _STATEMENT_FIELDS if isinstance(row.get(k), str) and row[k].strip()), "")
     for title, key in (("Input", "input_format"), ("Output", "output_format")):
@@ -69,7 +70,7 @@ def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None, la
             parts.append("The tests call:\n\n```python\n" + "\n".join(signatures) + "\n```")
     if kind == "stdio":
         try:
-            lang = LANGUAGES[row_language(row) or language]
+            lang = LANGUAGES[row_language(row) or language or solutions_language(row) or "python"]
         except (TaskFormatError, KeyError):
             lang = LANGUAGES["python"]
         parts.append(CHAT_STDIO_INSTRUCTION.format(language=lang.title, tag=lang.name))

@@ -149,9 +149,12 @@ class Scorer:
         reward_values: Rewards by status over the defaults (see :func:`~trl_sandbox.config.reward_table`).
         compare: The stdout judge of rows that name none (``sandbox_compare``, parsed by
             :func:`~trl_sandbox.formats.parse_compare`); default: each format's official judge.
-        time_limit_factor: Multiplier of a row's statement time limit (``sandbox_time_limit_factor``).
+        time_limit_factor: Multiplier of a row's statement time limit (``sandbox_time_limit_factor``); None: each
+            format's own (open-r1 Codeforces 1, the others :data:`~trl_sandbox.tasks.DEFAULT_TIME_LIMIT_FACTOR`; see
+            :meth:`~trl_sandbox.tasks.Task.test_timeout_s`).
         language: Language of completions whose row names none and whose code fence has no language tag
-            (``sandbox_language``; see :func:`trl_sandbox.languages.completion_language`).
+            (``sandbox_language``; see :func:`trl_sandbox.languages.completion_language`); None: the language of
+            the row's published solutions when they are all in one (code_contests), else Python.
         compile_timeout_s: Seconds a compiler may run on one completion (``sandbox_compile_timeout``), on top of
             ``completion_timeout_s``.
 
@@ -173,13 +176,13 @@ class Scorer:
         reward_mode: str = "pass_rate",
         reward_values: dict[str, float] | None = None,
         compare: dict[str, Any] | None = None,
-        time_limit_factor: float = 3.0,
-        language: str = "python",
+        time_limit_factor: float | None = None,
+        language: str | None = None,
         compile_timeout_s: float = 30.0,
     ) -> None:
         #: The config this scorer was built from (:meth:`from_config`), else None.
         self.config: Any = None
-        self.language = language_named(language).name
+        self.language = language_named(language).name if language is not None else None
         self.compile_timeout_s = float(compile_timeout_s)
         self.rewards = reward_table(reward_mode, reward_values)
         self.reward_mode = reward_mode
@@ -190,7 +193,7 @@ class Scorer:
         self.max_concurrency = min(max_concurrency or pool.size, pool.size)
         self.batch_deadline_s = batch_deadline_s
         self.compare = compare
-        self.time_limit_factor = float(time_limit_factor)
+        self.time_limit_factor = float(time_limit_factor) if time_limit_factor is not None else None
         #: Completions scored over this scorer's life, by status (``Counter``; ``"completions"`` is the total).
         self.status_counts: Counter[str] = Counter()
         self._references: dict[str, tuple[tuple[str, ...], tuple[Any, ...]] | TaskFormatError] = {}
@@ -238,8 +241,8 @@ class Scorer:
             reward_mode=getattr(config, "sandbox_reward", "pass_rate"),
             reward_values=getattr(config, "sandbox_reward_values", None),
             compare=getattr(config, "sandbox_compare", None),
-            time_limit_factor=getattr(config, "sandbox_time_limit_factor", 3.0),
-            language=getattr(config, "sandbox_language", "python"),
+            time_limit_factor=getattr(config, "sandbox_time_limit_factor", None),
+            language=getattr(config, "sandbox_language", None),
             compile_timeout_s=getattr(config, "sandbox_compile_timeout", 30.0),
         )
         scorer.config = config  # the options of what uses this scorer's pool (CodeEnvironment)
@@ -371,8 +374,8 @@ class Scorer:
             return _unscored(task, "invalid_task", 0.0, str(task))
         try:
             text = completion_text(completion)
-            language = completion_language(task.language, text, self.language) if task.format == "stdio" else (
-                task.language or "python")
+            language = completion_language(task.language, text, self.language, task.solutions_language) if (
+                task.format == "stdio") else (task.language or "python")
             code = task.extract(completion, language)
         except TypeError as exc:
             return self._verdict(task, Verdict("error", 0, len(task.tests), str(exc)), 0.0)

@@ -38,7 +38,7 @@ from .errors import InfrastructureError, TaskFormatError
 from .formats import check_format, parse_compare, read_row
 from .formats._common import str_list
 from .harness.base import record_mac
-from .languages import LANGUAGES, build_spec, row_language
+from .languages import LANGUAGES, build_spec, row_language, solutions_language
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,10 @@ def _runnable_prefix(prefix: str) -> str:
 
 #: Seconds per test of a task whose row and format give no limit (``sandbox_test_timeout`` unset).
 DEFAULT_TEST_TIMEOUT_S = 5.0
+#: The multiplier of a row's statement time limit where its format's official harness names none and the user set
+#: no ``sandbox_time_limit_factor`` (code_contests, APPS rows and trl-sandbox's own rows with a ``time_limit``): the
+#: limits were set for C++, and Python is slower.
+DEFAULT_TIME_LIMIT_FACTOR = 3.0
 
 
 @dataclass(frozen=True)
@@ -154,16 +158,25 @@ class Task:
             ``trl_sandbox.harness.compare.same_call_output``).
         compare: The row's own stdout judge (its ``compare`` field), else None.
         default_compare: The stdout judge of the dataset's official harness.
-        time_limit_s: The row's statement time limit per test (seconds; set for C++ solutions, so scaled by
-            ``sandbox_time_limit_factor``), else None.
-        test_time_s: The official harness's own seconds per test, used as they are (LiveCodeBench's 6 s, TACO's and
-            APPS's fixed timeouts: see each format's module), else None.
+        time_limit_s: The row's statement time limit per test (seconds), scaled by ``sandbox_time_limit_factor``
+            when the user sets it, else by :attr:`time_limit_factor`; else None.
+        time_limit_factor: The official harness's multiplier of the statement limit (1.0 for open-r1 Codeforces:
+            piston's ``timeout "$TIME_LIMIT"``, for Python too), else None (:data:`DEFAULT_TIME_LIMIT_FACTOR`).
+        test_time_s: The official harness's own seconds per test (LiveCodeBench's 6 s, TACO's and APPS's fixed
+            timeouts: see each format's module), used as they are; with a statement limit too (code_contests: its
+            tester's 10 s), the most a test gets, whatever the factor. Else None.
         memory_limit_bytes: The row's memory limit (bytes), else None.
         files: ``(input file, output file)`` of problems that read and write files (Codeforces' file mode,
             code_contests' ``input_file``/``output_file``), else ``()``.
+        files_only: With ``files``: the program gets nothing on stdin and its stdout is discarded, so the output file
+            is its only output (open-r1 Codeforces' ``input_mode: file``, as piston's runner runs it); else it also
+            gets the input on stdin, and its stdout counts when it writes no output file.
         language: The language the row asks completions to be written in (see
             :func:`trl_sandbox.languages.row_language`), else None (the completion's code fence, then
             ``sandbox_language``, decide).
+        solutions_language: The one language of the row's published solutions (code_contests' ``solutions``, see
+            :func:`trl_sandbox.languages.solutions_language`), else None: a guess, used only for a completion whose
+            code fence names no language when ``sandbox_language`` is not set.
     """
 
     task_id: str
@@ -184,10 +197,13 @@ class Task:
     compare: dict[str, Any] | None = None
     default_compare: dict[str, Any] | None = None
     time_limit_s: float | None = None
+    time_limit_factor: float | None = None
     test_time_s: float | None = None
     memory_limit_bytes: int | None = None
     files: tuple[str, ...] = ()
+    files_only: bool = False
     language: str | None = None
+    solutions_language: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -226,6 +242,9 @@ class Task:
             task = dataclasses.replace(task, language=language)
         elif language is not None:
             task = dataclasses.replace(task, language=language)
+        guess = solutions_language(row) if task.format == "stdio" else None
+        if guess is not None:
+            task = dataclasses.replace(task, solutions_language=guess)
         return task
 
     # -- programs ------------------------------------------------------------------------------------------------
@@ -260,15 +279,21 @@ class Task:
             return self.header + "\n" + code
         return code
 
-    def test_timeout_s(self, cap_s: float | None = None, factor: float = 1.0) -> float:
-        """Seconds each test of this task gets, as its dataset's official harness gives them: the harness's own time
-        per test (:attr:`test_time_s`), else the row's statement limit times ``factor`` (``sandbox_time_limit_factor``:
-        a Python solution is slower than the C++ a contest's limits were set for), else
-        :data:`DEFAULT_TEST_TIMEOUT_S`; at most ``cap_s`` (``sandbox_test_timeout``) when the user set one."""
-        if self.test_time_s is not None:
-            seconds = float(self.test_time_s)
-        elif self.time_limit_s is not None:
+    def test_timeout_s(self, cap_s: float | None = None, factor: float | None = None) -> float:
+        """Seconds each test of this task gets, as its dataset's official harness gives them: the row's statement
+        limit (:attr:`time_limit_s`) times ``factor`` (``sandbox_time_limit_factor``, when the user set it) or else
+        the format's own :attr:`time_limit_factor` (open-r1 Codeforces: 1) or :data:`DEFAULT_TIME_LIMIT_FACTOR`, at
+        most the harness's own :attr:`test_time_s` when it has one (code_contests' 10 s); without a statement limit,
+        the harness's own time per test (:attr:`test_time_s`), else :data:`DEFAULT_TEST_TIMEOUT_S`; at most ``cap_s``
+        (``sandbox_test_timeout``) when the user set one."""
+        if self.time_limit_s is not None:
+            if factor is None:
+                factor = self.time_limit_factor if self.time_limit_factor is not None else DEFAULT_TIME_LIMIT_FACTOR
             seconds = self.time_limit_s * factor
+            if self.test_time_s is not None:
+                seconds = min(seconds, float(self.test_time_s))
+        elif self.test_time_s is not None:
+            seconds = float(self.test_time_s)
         else:
             seconds = DEFAULT_TEST_TIMEOUT_S
         return min(cap_s, seconds) if cap_s is not None else seconds
@@ -290,8 +315,9 @@ class Task:
     def nonzero_exit(self) -> str:
         """How a non-zero exit status of a stdin program counts, by the dataset's official harness (the ``nonzero_exit``
         of its judge, :data:`trl_sandbox.formats.DEFAULT_JUDGES`): ``"ignored"`` where it swallows ``SystemExit``
-        and judges the output (APPS, TACO, LiveCodeBench, DeepCoder), else ``"fails"`` (a runtime error, as a
-        contest judge and a plain ``python3 prog.py`` run count it)."""
+        and judges the output (APPS, TACO, LiveCodeBench, DeepCoder); ``"judged"`` where the output alone decides,
+        however the run ended (code_contests' tester: an exception or a crash after the right output passes); else
+        ``"fails"`` (a runtime error, as a contest judge and a plain ``python3 prog.py`` run count it)."""
         return str((self.default_compare or {}).get("nonzero_exit") or "fails")
 
     def judge_spec(self, default: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -353,7 +379,8 @@ class Task:
             return {"mode": "stdio", "program": code, "test_timeout_s": test_timeout_s, "output_limit": output_limit,
                     "stop_on_failure": stop_on_failure, "tests": list(self.tests), "expected": list(self.outputs),
                     "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
-                    "files": list(self.files) or None, "build": build_spec(language, self.memory_limit_bytes, code),
+                    "files": list(self.files) or None, "files_only": self.files_only,
+                    "nonzero_exit": self.nonzero_exit, "build": build_spec(language, self.memory_limit_bytes, code),
                     "compile_timeout_s": compile_timeout_s}
         base = {
             "program": self.program(code),
@@ -378,7 +405,8 @@ class Task:
                     "entries": list(self.entry_points), **base}
         return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs),
                 "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
-                "files": list(self.files) or None, "nonzero_exit": self.nonzero_exit, **base}
+                "files": list(self.files) or None, "files_only": self.files_only, "nonzero_exit": self.nonzero_exit,
+                **base}
 
     # -- reference outputs (call tasks) --------------------------------------------------------------------------
 

@@ -27,8 +27,9 @@ class Format:
             :class:`~trl_sandbox.tasks.Task` (a dict keyed by the Task's attribute names: ``format``, the test kind
             (``humaneval`` | ``mbpp`` | ``call`` | ``stdio`` | ``function`` | ``pytest``), ``tests``, and any of
             ``prompt``, ``func_name``, ``setup``, ``prelude``, ``outputs``, ``reference``, ``reference_code``,
-            ``entry_points``, ``header``, ``rule``, ``default_compare``, ``time_limit_s``, ``memory_limit_bytes``,
-            ``files``). Raises :class:`~trl_sandbox.errors.TaskFormatError` naming what is malformed.
+            ``entry_points``, ``header``, ``rule``, ``default_compare``, ``time_limit_s``, ``time_limit_factor``,
+            ``test_time_s``, ``memory_limit_bytes``, ``files``, ``files_only``). Raises
+            :class:`~trl_sandbox.errors.TaskFormatError` naming what is malformed.
         detect: Whether a row is of this format, from its fields (None: only when named).
         id_field: The field the dataset publishes its ids in (``problem_id``...), if any.
         dataset: A public dataset's format (True), or one of trl-sandbox's own (False).
@@ -143,7 +144,8 @@ def limit_bytes(value: Any) -> int | None:
 
 def stdio_fields(inputs: Sequence[Any], outputs: Sequence[Any], judge: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """The fields of a stdin/stdout task: one test per input text, its expected output, the dataset's stdout ``judge``
-    (``default_compare``) and ``extra`` fields (``header``, ``time_limit_s``, ``memory_limit_bytes``, ``files``).
+    (``default_compare``) and ``extra`` fields (``header``, ``time_limit_s``, ``time_limit_factor``, ``test_time_s``,
+    ``memory_limit_bytes``, ``files``, ``files_only``).
 
     Raises:
         TaskFormatError: as many inputs as outputs are needed, each a string (or a list of lines).

@@ -46,7 +46,9 @@ test module source run by the judge; ``pytest``: the test file), ``entry`` (``as
 ``candidate``), ``entries`` (``assert``, ``pytest``: the functions under test, the only names of the program's that may
 be named like a builtin in the tests' namespace), ``tests``, ``expected`` (``call``: encoded return values; ``stdio``:
 output texts; ``function``: JSON return values), ``func_name``, ``rule`` (``function``), ``compare`` (``stdio``: the
-judge of the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_bytes``, ``files``, ``build`` and
+judge of the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_bytes``, ``files``,
+``files_only`` (the files are the program's only input and output), ``nonzero_exit`` (``fails`` | ``ignored`` |
+``judged``: how a stdin program's crash counts, see :func:`.judges.judge_stdio`), ``build`` and
 ``compile_timeout_s`` (``stdio`` programs in other languages), ``test_timeout_s``, ``output_limit``, ``stop_on_failure``
 (stop at the first failing test: the all-or-nothing reward), ``banned`` (runtime bans: ``builtins``, ``modules``,
 ``imports``), ``budget_s`` (the backend's time limit for the whole command: ``python harness.pyz`` stops the program's

@@ -57,9 +57,10 @@ def same_stdout(output, expected):
 
 #: Judges of a program's stdout against the expected text, by name (see :func:`same_output`).
 JUDGES = ("exact", "lines", "tokens", "float", "decimal", "apps", "taco", "codeforces")
-#: A token of a text split on ASCII whitespace (space, ``\t``, ``\n``, ``\r``, ``\v``, ``\f``), as testlib,
-#: code_contests' tester and piston's ``tr [:space:]`` split it: Python's ``str.split`` also splits on
-#: ``\x1c``-``\x1f``, ``\x85``, ``\xa0`` and the other Unicode spaces, which none of them does.
+#: A token of a text split on ASCII whitespace (space, ``\t``, ``\n``, ``\r``, ``\v``, ``\f``), as testlib and
+#: piston's ``tr [:space:]`` split it (code_contests' tester does not split on ``\f``: its judge gives
+#: ``separators``): Python's ``str.split`` also splits on ``\x1c``-``\x1f``, ``\x85``, ``\xa0`` and the other
+#: Unicode spaces, which none of them does.
 _ASCII_TOKEN = re.compile(r"[^ \t\n\r\x0b\x0c]+")
 #: A number as the C-library judges read one (testlib, code_contests' ``SimpleAtod``): ASCII digits only.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -67,13 +68,41 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
 #: The whole words ``yes`` and ``no`` in any case (piston's ``sed -E 's/\b(yes)\b/YES/ig; s/\b(no)\b/NO/ig'``).
 _YES_NO = re.compile(r"\b(?:yes|no)\b", re.IGNORECASE | re.ASCII)
+#: ASCII whitespace as absl's ``ascii_isspace`` and C's ``isspace`` count it (what ``SimpleAtoi``/``SimpleAtod``
+#: strip from the ends of a number).
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
+#: ``str.translate`` table of ``ignore_case``: ASCII letters only, as absl's ``AsciiStrToLower`` (``Ä`` stays ``Ä``).
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_SPLITTERS = {}
 
 
-def _tokens(text):
-    """``text`` split on ASCII whitespace (see :data:`_ASCII_TOKEN`)."""
+def _tokens(text, separators=None):
+    """``text`` split on ASCII whitespace (see :data:`_ASCII_TOKEN`), or on the characters of ``separators`` (a
+    judge's ``separators``: code_contests' tester splits on ``" \\n\\t\\r\\v"``, not on ``\\f``)."""
+    if separators is not None:
+        if not any(c in text for c in _ASCII_SPACE if c not in separators):
+            separators = None  # no whitespace that is not a separator: the usual split is the same
+        else:
+            splitter = _SPLITTERS.get(separators)
+            if splitter is None:
+                splitter = _SPLITTERS[separators] = re.compile("[^%s]+" % re.escape(separators))
+            return splitter.findall(text)
     if text.isascii() and not any(c in text for c in "\x1c\x1d\x1e\x1f"):
         return text.split()  # the same split, faster
     return _ASCII_TOKEN.findall(text)
+
+
+def _lower(tokens):
+    """``ignore_case``: ``tokens`` with their ASCII letters lowercased (code_contests' ``AsciiStrToLower``)."""
+    return [t.translate(_ASCII_LOWER) for t in tokens]
+
+
+def _number_text(token):
+    """A token as a number is read: without the ASCII whitespace at its ends (absl's ``SimpleAtoi``/``SimpleAtod``
+    strip it; only a whitespace character that is not a separator, ``\\f`` for code_contests, can be there), when
+    what is left is a number; else the token as it is (then compared as text)."""
+    stripped = token.strip(_ASCII_SPACE)
+    return stripped if stripped != token and _NUMBER.match(stripped) else token
 
 
 def _numeric(token):
@@ -133,11 +162,14 @@ def _same_token(got, want, tolerance, absolute_only, integers_exact=False):
 
 
 def _float_judge(output, expected, compare):
-    got, want = _tokens(output), _tokens(expected)
+    separators = compare.get("separators")
+    got, want = _tokens(output, separators), _tokens(expected, separators)
     if compare.get("ignore_case"):
-        got, want = [t.lower() for t in got], [t.lower() for t in want]
+        got, want = _lower(got), _lower(want)
     if len(got) != len(want):
         return False
+    if separators is not None:
+        got, want = [_number_text(t) for t in got], [_number_text(t) for t in want]
     tolerance = float(compare.get("tolerance", 1e-6))
     absolute_only = bool(compare.get("absolute_only"))
     integers_exact = compare.get("integers") == "exact"
@@ -145,9 +177,10 @@ def _float_judge(output, expected, compare):
 
 
 def _tokens_judge(output, expected, compare):
-    got, want = _tokens(output), _tokens(expected)
+    separators = compare.get("separators")
+    got, want = _tokens(output, separators), _tokens(expected, separators)
     if compare.get("ignore_case"):
-        got, want = [t.lower() for t in got], [t.lower() for t in want]
+        got, want = _lower(got), _lower(want)
     return got == want
 
 
@@ -297,7 +330,10 @@ def same_output(output, expected, compare=None):
     - ``codeforces``: open-r1's runner without a checker (``guipenedo/piston`` ``packages/codeforces/1.0.0/run``):
       the same tokens (ASCII whitespace, newlines included), the whole words yes/no in any case.
 
-    ``ignore_case`` (``tokens``/``float``) compares tokens case-insensitively (code_contests lowercases both).
+    ``ignore_case`` (``tokens``/``float``) compares tokens with their ASCII letters lowercased (code_contests'
+    ``AsciiStrToLower``: ``É`` and ``é`` stay different). ``separators`` (``tokens``/``float``): the characters
+    tokens are split on instead of ASCII whitespace (code_contests' ``" \\n\\t\\r\\v"``); a number is then read
+    without the whitespace left at its ends (``5\\f`` is ``5``, as absl's ``SimpleAtoi`` reads it).
     """
     compare = compare or {}
     mode = compare.get("mode", "lines")

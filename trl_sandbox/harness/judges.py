@@ -260,18 +260,20 @@ def judge_stdio(emit, worker, req, timeout):
     :func:`.compare.same_output`, or ``{"checker": source}``: see :func:`.checkers.run_checker`).
     ``memory_limit_bytes``: a test whose run grew the worker's peak resident memory past it fails with "memory limit
     exceeded", as a judge measures it (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output
-    name]`` of file-mode problems.
+    name]`` of file-mode problems; ``files_only``: those files are the program's only input and output (no stdin,
+    stdout discarded: open-r1 Codeforces' file mode).
 
     Each test is one run of the program, as ``python3 prog.py < input`` is (see :func:`.stdio.run_stdin`). A run that
     raises, or ends its process (a non-zero ``os._exit``, a signal, a stack overflow), fails that test only: a Python
     program runs in the worker, which is then replaced by a fresh one (:meth:`.processes.Worker.restart`) and the next
     test runs. A non-zero exit status (``sys.exit(1)``) fails the test, unless the request's ``nonzero_exit`` is
     ``"ignored"``: APPS and LiveCodeBench swallow ``SystemExit``, rllm's runner (DeepCoder, PrimeIntellect) ignores
-    the exit status, and each judges what was printed. ``os._exit(status)`` ends the run as it ends a ``python3
-    prog.py`` process (see :func:`.stdio._os_exit`): status 0 is a normal end, judged on what reached stdout
-    (Python's unflushed buffer is lost); any other status fails the test, whatever ``nonzero_exit`` says; the worker
-    it ended is replaced for the next test. The first test past its time limit ends the run (the remaining tests are
-    not run)."""
+    the exit status, and each judges what was printed; or ``"judged"``: however the run ended (an exception, an exit
+    status, ``os._exit``, a signal of a compiled program), what it printed is judged, as code_contests' tester judges
+    a test by its output alone. ``os._exit(status)`` ends the run as it ends a ``python3 prog.py`` process (see
+    :func:`.stdio._os_exit`): status 0 is a normal end, judged on what reached stdout (Python's unflushed buffer is
+    lost); any other status fails the test unless the output is ``"judged"``; the worker it ended is replaced for the
+    next test. The first test past its time limit ends the run (the remaining tests are not run)."""
     build = req.get("build")
     if build:
         if not _build_in_worker(emit, worker, req, build):
@@ -281,9 +283,12 @@ def judge_stdio(emit, worker, req, timeout):
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
     compare = req.get("compare") or {}
-    exit_ignored = "ignored" in (req.get("nonzero_exit"), compare.get("nonzero_exit"))
+    exit_modes = (req.get("nonzero_exit"), compare.get("nonzero_exit"))
+    exit_ignored = "ignored" in exit_modes
+    output_judged = "judged" in exit_modes
     memory = req.get("memory_limit_bytes")
-    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None, "timeout": timeout}
+    msg = {"q": "stdio", "limit": limit, "files": req.get("files") or None, "timeout": timeout,
+           "files_only": bool(req.get("files_only"))}
     state = {"dead": False}
 
     def run_test(i, text):
@@ -315,8 +320,10 @@ def judge_stdio(emit, worker, req, timeout):
             state["dead"] = True
             worker.kill()
             if _type(ended) is not int or ended != 0:
-                return _crashed({"i": i, "ok": False}, reply, "the program ended its process with os._exit(%s)"
-                                % (ended if _type(ended) is int else "?",))
+                reason = "the program ended its process with os._exit(%s)" % (ended if _type(ended) is int else "?",)
+                if not output_judged:
+                    return _crashed({"i": i, "ok": False}, reply, reason)
+                reply = dict(reply, error=reason)  # code_contests: its output still decides
         if reply.get("timeout"):
             raise Timeout()
         if reply.get("truncated"):
@@ -325,11 +332,20 @@ def judge_stdio(emit, worker, req, timeout):
         if memory and _type(rss) is int and rss > memory:
             return {"i": i, "ok": False, "error": "memory limit exceeded: %d MiB used, limit %d MiB"
                     % (rss >> 20, memory >> 20)}
-        if "error" in reply:
-            return _crashed({"i": i, "ok": False}, reply, reply["error"])
-        if reply.get("exit") and not exit_ignored:
-            return _crashed({"i": i, "ok": False}, reply, "exit status %s" % (reply["exit"],))
         want = expected[i] if i < len(expected) else None
+        crash = reply["error"] if "error" in reply else (
+            "exit status %s" % (reply["exit"],) if reply.get("exit") and not exit_ignored else None)
+        if crash is not None:
+            if output_judged and want is not None:  # code_contests' tester: the output alone decides
+                if "checker" in compare:
+                    verdict = run_checker(compare, text, reply["out"], want, worker)
+                    if verdict is True:
+                        return {"i": i, "ok": True}
+                    if "invalid" in verdict:
+                        return dict(verdict, i=i)
+                elif same_output(reply["out"], want, compare):
+                    return {"i": i, "ok": True}
+            return _crashed({"i": i, "ok": False}, reply, crash)
         if want is not None:
             if "checker" in compare:
                 verdict = run_checker(compare, text, reply["out"], want, worker)

@@ -129,12 +129,12 @@ def _check_toolchain(names):
     return {"ok": True}
 
 
-def run_native(argv, text, limit, timeout, files=None, managed=False):
+def run_native(argv, text, limit, timeout, files=None, managed=False, only=False):
     """Run the compiled program ``argv`` once with ``text`` on stdin, for at most ``timeout`` seconds; returns
     ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`.stdio.run_stdin` does (``rss``: the program's
     peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
-    :func:`.stdio.run_stdin`."""
-    in_fd, out_fd = program_files(text, files)
+    :func:`.stdio.run_stdin` (``only``: the files alone, no stdin, stdout discarded)."""
+    in_fd, out_fd = program_files(text, files, only)
     try:
         pid = _spawn(argv, in_fd, out_fd, 2, managed)
     finally:
@@ -147,5 +147,5 @@ def run_native(argv, text, limit, timeout, files=None, managed=False):
         failure = _exit_error(status)
         if failure is not None:
             reply["error"] = failure
-    reply.update(program_output(out_fd, limit, files))
+    reply.update(program_output(out_fd, limit, files, only))
     return reply

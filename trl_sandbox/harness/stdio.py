@@ -39,9 +39,11 @@ def memory_file(name):
         return fd
 
 
-def program_files(text, files):
+def program_files(text, files, only=False):
     """``(stdin, stdout)`` descriptors for one run of a program: ``text`` in a memory file, and an empty one. With
-    ``files`` (``(input name, output name)``), the input is also written to that file and the output file removed."""
+    ``files`` (``(input name, output name)``), the input is also written to that file and the output file removed;
+    ``only``: stdin is empty (the input is in the file alone, as piston's runner gives a file-mode program no
+    stdin)."""
     data = text.encode()
     if files:
         with open(files[0], "wb") as f:
@@ -51,15 +53,19 @@ def program_files(text, files):
         except OSError:
             pass
     in_fd = memory_file("stdin")
-    write_all(in_fd, data)
+    if not (files and only):
+        write_all(in_fd, data)
     os.lseek(in_fd, 0, os.SEEK_SET)
     return in_fd, memory_file("stdout")
 
 
-def program_output(out_fd, limit, files):
+def program_output(out_fd, limit, files, only=False):
     """``{"out", "truncated"?}`` of a run: the output file of ``files`` when the program wrote it, else what it
-    printed to ``out_fd`` (closed here); at most ``limit`` bytes."""
-    if files and os.path.isfile(files[1]):
+    printed to ``out_fd`` (closed here); at most ``limit`` bytes. ``only``: the output file alone, empty when the
+    program wrote none (piston's runner sends a file-mode program's stdout to ``/dev/null``)."""
+    if files and only and not os.path.isfile(files[1]):
+        raw = b""
+    elif files and os.path.isfile(files[1]):
         with open(files[1], "rb") as f:
             raw = f.read(limit + 1)
     else:
@@ -188,7 +194,7 @@ def _os_exit(status):
     if not _EXIT_LOCK.acquire(timeout=1.0) or _RUN.get("current") is not run:  # another thread answered, or the
         _REAL_EXIT(status)                                                     # run ended meanwhile
     try:
-        reply = program_output(run["out"], run["limit"], run["files"])
+        reply = program_output(run["out"], run["limit"], run["files"], run["only"])
         reply["ended"] = int(status) & 0xFF
         reply["rss"] = peak_rss()
         run["answer"](reply)
@@ -196,7 +202,7 @@ def _os_exit(status):
         _REAL_EXIT(status)
 
 
-def run_stdin(code, text, limit, files=None, answer=None):
+def run_stdin(code, text, limit, files=None, only=False, answer=None):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "exit"?, "rss"}`` (``error``: the exception that ended it; ``exit``: a non-zero exit status from
     ``sys.exit``/``exit``; ``rss``: the worker's peak resident memory, bytes).
@@ -209,11 +215,12 @@ def run_stdin(code, text, limit, files=None, answer=None):
 
     ``files``: ``(input name, output name)`` for problems that read and write files (Codeforces' file mode,
     code_contests' ``input_file``/``output_file``): the input is also that file in the working directory and, when
-    the program writes the output file, that file is its output.
+    the program writes the output file, that file is its output. ``only`` (Codeforces' file mode): stdin is empty
+    and stdout is discarded; the output file is the output.
 
     ``answer``: sends a reply to the judge. Given, ``os._exit`` ends the run as it ends ``python3 prog.py`` (see
     :func:`_os_exit`): the reply, with ``ended`` (the exit status), is sent before the process ends."""
-    in_fd, out_fd = program_files(text, files)
+    in_fd, out_fd = program_files(text, files, only)
     saved_in, saved_out = os.dup(0), os.dup(1)
     os.dup2(in_fd, 0)
     os.dup2(out_fd, 1)
@@ -223,7 +230,8 @@ def run_stdin(code, text, limit, files=None, answer=None):
     sys.stdout = sys.__stdout__ = io.open(1, "w", encoding="utf-8", closefd=False)
     reply = {}
     if answer is not None:
-        _RUN["current"] = {"pid": os.getpid(), "out": out_fd, "limit": limit, "files": files, "answer": answer}
+        _RUN["current"] = {"pid": os.getpid(), "out": out_fd, "limit": limit, "files": files, "only": only,
+                           "answer": answer}
         os._exit = posix._exit = _os_exit
     try:
         exec(code, {"__name__": "__main__", "__builtins__": builtins})
@@ -243,6 +251,6 @@ def run_stdin(code, text, limit, files=None, answer=None):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__ = streams
-    reply.update(program_output(out_fd, limit, files))
+    reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()
     return reply

@@ -78,11 +78,12 @@ class WorkerPeer(Peer):
         if op == "stdio":
             files = msg.get("files")
             names = tuple(files) if _type(files) is list and len(files) == 2 else None
+            only = bool(msg.get("files_only")) and names is not None
             if self.run_argv is not None:  # a compiled program: its own process per test
                 reply = run_native(self.run_argv, msg["input"], int(msg["limit"]), float(msg["timeout"]), names,
-                                    self.managed)
+                                    self.managed, only)
                 return {"a": encode(reply)}
-            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names,
+            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names, only,
                               answer=lambda ended: send(self.send_fd, self._stdio_answer(ended)))
             return self._stdio_answer(reply)
         if op == "build":
