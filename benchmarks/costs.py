@@ -10,7 +10,8 @@ and tests in one process (``exec``) or, for stdin programs, ``python -c`` with t
 - a stdin program reading 200,000 lines with ``sys.stdin.buffer.readline``;
 - KodCode (pytest files, the tests in the judge and the program in the worker, their values kept alike as in one
   process: see ``trl_sandbox/harness/twins.py``): 1,000 calls each passing a fresh 10-item list (1,000 twins made and
-  forgotten), 1,000 calls on an object that keeps a growing dict, a 10**5-element list sorted in place by the
+  forgotten), 1,000 calls on an object that keeps a growing dict, 1,000 calls on an object that keeps the test's
+  10**5-element list (a twin both sides compare after every call), a 10**5-element list sorted in place by the
   program, a file of 20 one-call tests; against KodCode's own ``pytest`` run of ``solution.py`` and
   ``test_solution.py`` in one process (``pipeline/run_test.sh``, without ``--cov``).
 
@@ -57,6 +58,11 @@ KODCODE_CASES = [
     ("KodCode: a 10**5-element list sorted in place", "def sort_in_place(xs):\n    xs.sort()\n",
      "from solution import sort_in_place\n\n\ndef test_sorted():\n    xs = list(range(10 ** 5, 0, -1))\n"
      "    sort_in_place(xs)\n    assert xs[0] == 1 and xs[-1] == 10 ** 5\n"),
+    ("KodCode: 1,000 calls on an object keeping a 10**5-element list",
+     "class Table:\n    def __init__(self, rows):\n        self.rows = rows\n\n    def get(self, i):\n"
+     "        return self.rows[i]\n",
+     "from solution import Table\n\n\ndef test_lookups():\n    t = Table(list(range(10 ** 5)))\n"
+     "    assert all(t.get(i) == i for i in range(1000))\n"),
     ("KodCode: 20 tests of one call each", "def double(x):\n    return 2 * x\n",
      "from solution import double\n\n\n" + "".join(f"def test_{i}():\n    assert double({i}) == {2 * i}\n\n\n"
                                                     for i in range(20))),

@@ -114,7 +114,8 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "double",
         "def double(x):\n    return 2 * x\n\n\ndef test_double():\n    assert double(1) == 2\n\n\n"
         "def test_double_zero():\n    assert double(0) == 0\n",
-        "def double(x):\n    return x + 1\n\n\ndef test_double():\n    assert double(1) == 2\n"),
+        # its own test fails: in the one process, pytest collects it through the star import and exits 1
+        "def double(x):\n    return 2 * x\n\n\ndef test_double_negative():\n    assert double(-1) == 2\n"),
     "writes_in_the_working_directory": (
         "import os\nfrom solution import count_lines\n\n\ndef test_file_in_cwd():\n"
         "    with open('data.txt', 'w') as f:\n        f.write('a\\nb\\nc\\n')\n    try:\n"

@@ -454,6 +454,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
 
     keys = {key: i for i, key in enumerate(req["tests"])}
     outcome = {}
+    foreign = []  # the program's own test functions that failed
     skipped_file = []
     last_error = [None]  # the exception text of the phase pytest is about to report
     value_failures = [0]  # the program's failures to send a value when the current test started
@@ -520,7 +521,9 @@ def _pytest_in_child(emit, worker, req, names, timeout):
 
         def pytest_runtest_logreport(self, report):
             key = keys.get(_pytest_key(report.nodeid))
-            if key is None:
+            if key is None:  # not a test of the row's file: one the program brought (``from solution import *``)
+                if report.failed and _pytest_key(report.nodeid) not in foreign:
+                    foreign.append(_pytest_key(report.nodeid))
                 return
             state = outcome.setdefault(key, {})
             if report.when == "call":
@@ -558,6 +561,10 @@ def _pytest_in_child(emit, worker, req, names, timeout):
             continue
         broken = state.get("timeout") or state.get("crash") or state.get("unserializable") or state.get("forced")
         ok = not broken and not state.get("failed") and (state.get("ran") is True or state.get("skipped") is True)
+        if ok and foreign:  # the one pytest process collects them too, and exits 1: the row fails
+            ok = False
+            state["error"] = ("the program's own test %s failed (its file's `from solution import *` brings it into "
+                              "the tests, and pytest runs it)" % (foreign[0],))
         record = {"i": i, "ok": bool(ok)}
         if state.get("timeout"):
             record["timeout"] = True
