@@ -91,9 +91,10 @@ def build_model(size: str, dtype: Any, seed: int = 0) -> tuple[Any, Any]:
 
 
 def warm_start(model: Any, tokenizer: Any, rows: list[dict], steps: int, device: Any, *, batch_size: int = 16,
-               learning_rate: float = 1e-3, seed: int = 0) -> list[float]:
+               learning_rate: float = 5e-4, seed: int = 0) -> list[float]:
     """``steps`` AdamW steps of next-token loss on ``rows``' canonical solutions (the prompt masked out), on
-    ``device``, as :func:`trl_sandbox.tiny.warm_start` does on a CPU. Returns the loss of every step."""
+    ``device``, as :func:`trl_sandbox.tiny.warm_start` does on a CPU, with the learning rate warmed up linearly over
+    the first tenth of the steps and gradients clipped at norm 1. Returns the loss of every step."""
     import torch
 
     rng = random.Random(seed)
@@ -103,6 +104,8 @@ def warm_start(model: Any, tokenizer: Any, rows: list[dict], steps: int, device:
         solution = tokenizer(row["canonical_solution"]).input_ids + [tokenizer.eos_token_id]
         examples.append((prompt + solution, [-100] * len(prompt) + solution))
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    warmup = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
     model.train()
     losses = []
     for _ in range(steps):
@@ -116,9 +119,10 @@ def warm_start(model: Any, tokenizer: Any, rows: list[dict], steps: int, device:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        schedule.step()
         optimizer.zero_grad(set_to_none=True)
         losses.append(loss.item())
-    del optimizer
+    del optimizer, schedule
     model.eval()
     return losses
 
@@ -208,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generations", type=int, help="completions per prompt (default 8; 4 with --tiny)")
     parser.add_argument("--max-completion-length", type=int, help="tokens (default 256; 32 with --tiny)")
     parser.add_argument("--warm-steps", type=int, help="supervised warm-start steps (default 100; 0 with --tiny)")
+    parser.add_argument("--warm-lr", type=float, default=5e-4, help="the warm start's peak learning rate")
     parser.add_argument("--pool-size", type=int, help="sandboxes (default: the CPU count, at most 16; 2 with --tiny)")
     parser.add_argument("--backend-options", default="{}", help="JSON: sandbox_backend_options (e.g. root_dir)")
     parser.add_argument("--allow-weak-isolation", action="store_true",
@@ -268,7 +273,7 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
     t0 = time.perf_counter()
     if args.warm_steps:
         progress(f"warm start: {args.warm_steps} supervised steps on the canonical solutions")
-        warm_losses = warm_start(model, tokenizer, rows, args.warm_steps, device)
+        warm_losses = warm_start(model, tokenizer, rows, args.warm_steps, device, learning_rate=args.warm_lr)
         sync()
     warm_s = time.perf_counter() - t0
 
