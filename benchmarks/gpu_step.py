@@ -58,11 +58,11 @@ SIZES = {
                  num_key_value_heads=2, head_dim=16),
     "20m": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=6, num_attention_heads=8,
                 num_key_value_heads=4, head_dim=64),
-    "100m": dict(hidden_size=768, intermediate_size=2560, num_hidden_layers=12, num_attention_heads=12,
+    "90m": dict(hidden_size=768, intermediate_size=2560, num_hidden_layers=12, num_attention_heads=12,
                  num_key_value_heads=4, head_dim=64),
     "300m": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=24, num_attention_heads=16,
                  num_key_value_heads=8, head_dim=64),
-    "600m": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
+    "450m": dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
                  num_key_value_heads=8, head_dim=128),
 }
 #: The phases of the table, in order.
