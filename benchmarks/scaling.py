@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import signal
 import statistics
 import subprocess
@@ -57,6 +58,8 @@ CPU_SECOND = (
 )
 #: The per-test limit of the ranks section, seconds (wall clock, as the judge enforces it).
 RANKS_LIMIT_S = 2.0
+#: Seconds one point's process may take before it is stopped (a point takes seconds; a hang loses one point).
+POINT_TIMEOUT_S = 100.0
 
 
 # -- processes of a sandbox ------------------------------------------------------------------------------------------
@@ -301,28 +304,38 @@ def _points(n: int) -> list[int]:
     return points + [n]
 
 
+def _point(args: argparse.Namespace, kind: str, key: str, value: Any, **params: Any) -> dict:
+    """One point's row; a point that failed is a row with its ``error`` (the section goes on)."""
+    try:
+        return _run_child(args, kind, POINT_TIMEOUT_S, **params)
+    except Exception as exc:  # noqa: BLE001 - the other points are still worth measuring
+        progress(f"{kind}: {key} {value}: FAILED: {exc}")
+        return {key: value, "error": str(exc)}
+
+
 def section_throughput(args: argparse.Namespace) -> list[dict]:
     cpus = sorted(os.sched_getaffinity(0))
     rows = []
     for k in _points(len(cpus)):
         progress(f"throughput: {k} core(s), {164 * args.repeat * k} completions")
-        rows.append(_run_child(args, "throughput", 300, cores=cpus[:k], repeat=args.repeat))
-    base = rows[0]["per_s"]
+        rows.append(_point(args, "throughput", "cores", k, cores=cpus[:k], repeat=args.repeat))
+    base = rows[0].get("per_s")
     for row in rows:
-        row["efficiency"] = row["per_s"] / (base * row["cores"]) if base else float("nan")
+        if base and "per_s" in row:
+            row["efficiency"] = row["per_s"] / (base * row["cores"])
     return rows
 
 
 def section_memory(args: argparse.Namespace) -> list[dict]:
     progress(f"memory: a pool of {args.memory_sandboxes} sandboxes, idle then busy")
-    return [_run_child(args, "memory", 300, sandboxes=args.memory_sandboxes)]
+    return [_point(args, "memory", "sandboxes", args.memory_sandboxes, sandboxes=args.memory_sandboxes)]
 
 
 def section_startup(args: argparse.Namespace) -> list[dict]:
     rows = []
     for n in args.startup_sizes:
         progress(f"startup: a pool of {n} sandboxes")
-        rows.append(_run_child(args, "startup", 300, sandboxes=n))
+        rows.append(_point(args, "startup", "sandboxes", n, sandboxes=n))
     return rows
 
 
@@ -332,40 +345,52 @@ def section_ranks(args: argparse.Namespace) -> list[dict]:
     rows = []
     for ranks in (1, 2, 4):
         progress(f"ranks: {ranks} scorer process(es) x {pool} sandboxes, {programs} 1-CPU-second programs each")
-        procs = [subprocess.Popen(_child_argv(args, "rank", pool_size=pool, programs=programs),
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(ranks)]
         try:
-            for p in procs:  # every pool up before any rank scores
-                line = p.stdout.readline()
-                if line.strip() != "ready":
-                    raise RuntimeError(f"a rank did not start its pool: {p.stderr.read()[-1500:]}")
-            t0 = time.perf_counter()
-            for p in procs:
-                p.stdin.write("go\n")
-                p.stdin.flush()
-            outs = []
-            for p in procs:
-                out, err = p.communicate(timeout=240)
-                if p.returncode != 0:
-                    raise RuntimeError(f"a rank failed (exit {p.returncode}): {err[-1500:]}")
-                outs.append(json.loads(out.strip().splitlines()[-1]))
-            wall = time.perf_counter() - t0
-        finally:
-            for p in procs:
-                _stop(p)
-        statuses: dict[str, int] = {}
-        for out in outs:
-            for status, n in out["statuses"].items():
-                statuses[status] = statuses.get(status, 0) + n
-        total = ranks * programs
-        exec_s = sorted(s for out in outs for s in out["exec_s"])
-        rows.append({"ranks": ranks, "sandboxes": ranks * pool, "programs": total, "passed": statuses.get("passed", 0),
-                     "timeouts": statuses.get("timeout", 0), "other": total - statuses.get("passed", 0)
-                     - statuses.get("timeout", 0), "timeout %": 100.0 * statuses.get("timeout", 0) / total,
-                     "wall s": wall, "median exec s": exec_s[len(exec_s) // 2] if exec_s else float("nan"),
-                     "statuses": statuses})
+            rows.append(_ranks_point(args, ranks, pool, programs))
+        except Exception as exc:  # noqa: BLE001 - the other points are still worth measuring
+            progress(f"ranks: {ranks}: FAILED: {exc}")
+            rows.append({"ranks": ranks, "error": str(exc)})
     return rows
+
+
+def _ranks_point(args: argparse.Namespace, ranks: int, pool: int, programs: int) -> dict:
+    """``ranks`` scorer processes started together; each scores once every pool is up."""
+    procs = [subprocess.Popen(_child_argv(args, "rank", pool_size=pool, programs=programs),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(ranks)]
+    try:
+        deadline = time.monotonic() + POINT_TIMEOUT_S
+        for p in procs:  # every pool up before any rank scores
+            ready, _, _ = select.select([p.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            line = p.stdout.readline() if ready else ""
+            if line.strip() != "ready":
+                _stop(p)
+                raise RuntimeError(f"a rank did not start its pool within {POINT_TIMEOUT_S:g} s: "
+                                   f"{p.stderr.read()[-1500:]}")
+        t0 = time.perf_counter()
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outs = []
+        for p in procs:
+            out, err = p.communicate(timeout=POINT_TIMEOUT_S)
+            if p.returncode != 0:
+                raise RuntimeError(f"a rank failed (exit {p.returncode}): {err[-1500:]}")
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+        wall = time.perf_counter() - t0
+    finally:
+        for p in procs:
+            _stop(p)
+    statuses: dict[str, int] = {}
+    for out in outs:
+        for status, n in out["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + n
+    total = ranks * programs
+    passed, timeouts = statuses.get("passed", 0), statuses.get("timeout", 0)
+    exec_s = sorted(s for out in outs for s in out["exec_s"])
+    return {"ranks": ranks, "sandboxes": ranks * pool, "programs": total, "passed": passed, "timeouts": timeouts,
+            "other": total - passed - timeouts, "timeout %": 100.0 * timeouts / total, "wall s": wall,
+            "median exec s": exec_s[len(exec_s) // 2] if exec_s else float("nan"), "statuses": statuses}
 
 
 def child(spec: dict) -> int:
@@ -439,8 +464,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         result[name] = rows
         result[f"{name}_seconds"] = time.perf_counter() - t0
+        errors = any("error" in row for row in rows)
+        failed += errors
         print(f"{titles[name]}:\n")
-        print(table(rows, columns[name]) + "\n", flush=True)
+        print(table(rows, columns[name] + (["error"] if errors else [])) + "\n", flush=True)
         if args.json:  # after every section: a run stopped later keeps what it measured
             args.json.write_text(json.dumps(result, indent=2) + "\n")
     if args.json:
