@@ -80,6 +80,12 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         # rebuilds the rows: `first` is not padded
         "def pad_rows(grid):\n    width = max(len(r) for r in grid)\n"
         "    grid[:] = [r + [0] * (width - len(r)) for r in grid]\n"),
+    "large_list_sorted_in_place": (  # over TWIN_MAX_ITEMS: a copy, its changes copied back after the call
+        "from solution import sort_in_place\n\n\ndef test_large():\n    xs = list(range(20000, 0, -1))\n"
+        "    assert sort_in_place(xs) is None\n    assert xs[:3] == [1, 2, 3] and xs[-1] == 20000\n",
+        "sort_in_place",
+        "def sort_in_place(xs):\n    xs.sort()\n",
+        "def sort_in_place(xs):\n    xs = sorted(xs)\n"),
     "module_state_after_calls": (
         "import solution\nfrom solution import record\n\n\ndef test_counter():\n    record('a')\n    record('b')\n"
         "    assert solution.count == 2\n    assert solution.seen == ['a', 'b']\n",

@@ -22,7 +22,7 @@ import types
 
 from .base import SOLUTION_MODULE, Unserializable, ValueNotSent, _getattr, _isinstance, _type
 from .remote import Remote
-from .twins import Twins
+from .twins import Twins, fill
 from .values import base_value, decode, encode, encode_contents, exception_info, raise_from
 from .wire import receive, send
 
@@ -168,8 +168,8 @@ class Peer:
 
     def request(self, msg, mutable=None, raw=False, values=None):
         """Send request ``msg`` and return the decoded answer (or raise the exception it reports). ``mutable``:
-        ``(args, kwargs)`` of a call (their changes come back through the twins). ``raw``: return the answer message
-        itself.
+        ``(args, kwargs)`` of a call (their changes come back through the twins, a large one's in the answer's
+        ``"m"``). ``raw``: return the answer message itself.
         ``values``: the objects ``msg`` carries encoded (default: ``mutable``), for telling whose doing a message
         that cannot be sent is (see :meth:`.processes.Worker.not_sent`)."""
         if sys.stdout is not ORIGINAL_STREAMS[0]:
@@ -200,6 +200,13 @@ class Peer:
             raise self.unsent(str(answer["u"])[:200])
         value = decode(answer["a"], self)
         self.received(value)
+        if mutable is not None and _type(answer.get("m")) is list:
+            args, kwargs = mutable
+            for key, after in answer["m"]:
+                target = args[key] if _type(key) is int and 0 <= key < len(args) else kwargs.get(key)
+                if target is not None and _type(target) is _type(after := decode(after, self)):
+                    fill(target, after)  # a large argument the call changed (a copy, not a twin)
+                    self.received(target)
         return value
 
     def received(self, value):
@@ -230,6 +237,9 @@ class Peer:
                 value = fn()
                 if _type(value) is Names:
                     reply = {"names": list(value)}
+                elif _type(value) is CallResult:
+                    reply = {"a": encode(value.value, self),
+                             "m": [[key, encode(changed, self)] for key, changed in value.changed]}
                 else:
                     reply = {"a": encode(value, self)}
             except Unserializable as exc:
@@ -248,6 +258,14 @@ class Peer:
 
 class Names(list):
     """The load answer: ``[[name, encoded value]...]``, already encoded (see :meth:`.worker.WorkerPeer.load`)."""
+
+
+class CallResult:
+    """A call's return value and the large arguments it changed (``[(index or name, value)...]``: they crossed as
+    copies, see :func:`.twins.is_twin`)."""
+
+    def __init__(self, value, changed):
+        self.value, self.changed = value, changed
 
 
 #: ``sys.stdout`` as this process set it up: a test that replaced it wants the program's prints (see "cap").

@@ -37,11 +37,28 @@ TWIN_TYPES = frozenset({list, dict, set, bytearray, collections.deque, collectio
                         collections.defaultdict})
 
 
+#: The most items (elements of an array, bytes of a ``bytearray``) a twin may hold: every message compares each twin
+#: with what the other side last heard of, so a larger value crosses as a copy instead (see :func:`is_twin`).
+TWIN_MAX_ITEMS = 10000
+_BYTES_PER_ITEM = 64
+
+
 def is_twin_type(t):
-    """Whether values of type ``t`` cross as twins."""
+    """Whether values of type ``t`` are mutable values (they cross as twins, or as copies when large)."""
     if t in TWIN_TYPES:
         return True
     return t.__name__ == "ndarray" and _type(t.__module__) is str and t.__module__ == "numpy"
+
+
+def is_twin(value, t):
+    """Whether ``value`` (of a :func:`is_twin_type` type ``t``) crosses as a twin: at most :data:`TWIN_MAX_ITEMS`
+    items. A larger one crosses as a copy, and a call's changes to such an argument are copied back after the call
+    (:class:`.peer.CallResult`): the cost of keeping it alike would be paid at every message."""
+    if t is bytearray:
+        return len(value) <= TWIN_MAX_ITEMS * _BYTES_PER_ITEM
+    if t in TWIN_TYPES:
+        return len(value) <= TWIN_MAX_ITEMS
+    return value.size <= TWIN_MAX_ITEMS * 10
 
 
 def _items(obj):

@@ -47,7 +47,7 @@ from .base import (
 )
 from .arrays import decode_array_like, decode_numpy_scalar, encode_array_like, encode_numpy_scalar, numpy_scalar_types
 from .remote import Remote
-from .twins import is_twin_type
+from .twins import is_twin, is_twin_type
 
 #: Containers nested deeper than this do not cross.
 _MAX_DEPTH = 200
@@ -147,7 +147,7 @@ def encode(value, peer=None, depth=0, path=None):
     if t is bytes:
         return ["y", value.hex()]
     if is_twin_type(t):
-        if peer is None:
+        if peer is None or not is_twin(value, t):  # a copy (a large one: see .twins.is_twin)
             return _encode_contents(value, t, peer, depth, path)
         twins = peer.twins
         tid = twins.find(value)

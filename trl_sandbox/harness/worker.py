@@ -13,7 +13,8 @@ import sys
 
 from .base import DEFAULT_RECURSION_LIMIT, PROGRAM_FILE, SOLUTION_MODULE, Unserializable, _getattr, _type, add_packages
 from .native import build_program, limit_address_space, run_native
-from .peer import OPS, ORIGINAL_STREAMS, Names, Peer, next_items
+from .peer import OPS, ORIGINAL_STREAMS, CallResult, Names, Peer, next_items
+from .twins import fingerprint, is_twin_type, same
 from .stdio import peak_rss, raise_stack_limit, run_stdin
 from .values import NAME_VALUE_LIMIT, as_reference, decode, encode, exception_info
 from .wire import receive, send
@@ -115,7 +116,13 @@ class WorkerPeer(Peer):
         if op == "call":
             args = [decode(a, self) for a in msg.get("args", ())]
             kwargs = {str(k): decode(v, self) for k, v in msg.get("kw", ())}
-            return target(*args, **kwargs)  # what it changes in its arguments goes back with the twins
+            # What it changes in its arguments goes back with the twins; a large argument (a copy) is compared after
+            # the call, and sent back when changed.
+            copies = [(key, value, fingerprint(value)) for key, value in [*enumerate(args), *kwargs.items()]
+                      if is_twin_type(_type(value)) and self.twins.find(value) is None]
+            result = target(*args, **kwargs)
+            changed = [(key, value) for key, value, mark in copies if not same(mark, fingerprint(value))]
+            return CallResult(result, changed) if changed else result
         if op == "get":
             return _getattr(target, msg["name"])
         if op == "set":
