@@ -352,3 +352,36 @@ def test_the_judges_own_time_is_never_charged_to_the_program(own_sandbox_root):
         slow = CACHE_ROW["solution"].replace("self.ttl = ttl", "self.ttl = ttl\n        while ttl == 60:\n            pass")
         result = scorer.score([Task.from_row(CACHE_ROW)], [as_assistant(slow)])[0]
         assert result.status == "timeout" and "Timeout" not in (result.error or ""), result
+
+
+# -- the test file as KodCode's pipeline writes it: `from solution import *` first -----------------------------------
+
+NO_IMPORT_ROW = kodcode_row(
+    "Algorithm_30013_C",
+    "Write integer_sqrt(n) returning the largest integer whose square is at most n.",
+    "def integer_sqrt(n):\n    r = int(n ** 0.5)\n    while r * r > n:\n        r -= 1\n"
+    "    while (r + 1) * (r + 1) <= n:\n        r += 1\n    return r\n",
+    "import pytest\n\n\ndef test_small():\n    assert integer_sqrt(15) == 3\n    assert integer_sqrt(16) == 4\n\n\n"
+    "def test_large():\n    assert integer_sqrt(10 ** 18) == 10 ** 9\n",
+    "integer_sqrt", "(n)")
+
+CLASS_ONLY_ROW = kodcode_row(
+    "Algorithm_30014_C",
+    "Implement Stack with push, pop and is_empty.",
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
+    "        self.items.append(x)\n\n    def pop(self):\n        return self.items.pop()\n\n"
+    "    def is_empty(self):\n        return not self.items\n",
+    "class TestStack:\n    def test_push_pop(self):\n        s = Stack()\n        s.push(1)\n        s.push(2)\n"
+    "        assert s.pop() == 2\n\n    def test_empty(self):\n        assert Stack().is_empty()\n",
+    "Stack", "()")
+
+
+def test_a_test_without_its_own_import_runs_as_the_pipeline_writes_it(scorer):
+    # KodCode's pipeline writes test_solution.py as "from solution import *\n\n" + the row's test (KodCode-AI/kodcode
+    # step2.2_gen_unit_tests.py; 716 of its 1,648 demo tests have no solution import of their own): a correct
+    # program passes (exit 0: Pass -> 1.0), a wrong one fails the test it gets wrong. A file of Test classes alone,
+    # with no import, is a KodCode row too.
+    off_by_one = "def integer_sqrt(n):\n    return int(n ** 0.5) + 1\n"
+    assert trl_rewards(scorer, NO_IMPORT_ROW, [NO_IMPORT_ROW["solution"], off_by_one]) == [1.0, 0.0]
+    no_pop = CLASS_ONLY_ROW["solution"].replace("return self.items.pop()", "return self.items[0]")
+    assert trl_rewards(scorer, CLASS_ONLY_ROW, [CLASS_ONLY_ROW["solution"], no_pop]) == [1.0, 0.5]

@@ -1,5 +1,6 @@
-"""KodCode (``KodCode/KodCode-V1``): ``test`` is a pytest file that imports the solution from the module
-``solution``; each test function is one test (all its parameter sets must pass).
+"""KodCode (``KodCode/KodCode-V1``): ``test`` is a pytest file that uses the solution's names, run after ``from
+solution import *`` as KodCode's pipeline writes it; each test function is one test (all its parameter sets must
+pass).
 
 Official harness: ``KodCode-AI/kodcode`` ``pipeline/run_test.sh``: pytest on the test file beside ``solution.py``, in
 one process; a row passes when pytest exits 0. Here pytest runs in the judge against the program's names (see
@@ -28,8 +29,17 @@ from ..errors import TaskFormatError
 from ._common import Format
 
 
+#: What KodCode's pipeline writes before a row's ``test`` in ``test_solution.py`` (``KodCode-AI/kodcode``
+#: ``step2.2_gen_unit_tests.py`` and ``step3.3.3_gen_unit_tests_sft.py``: ``"from solution import *\n\n" +
+#: test_code``; KodCode's RL preprocessing, ``KodCode-AI/code-r1`` ``examples/data_preprocess/kodcode.py``, adds it
+#: too): 716 of the 1,648 tests of the repository's ``demo/`` call the solution's functions with no import of their
+#: own.
+STAR_IMPORT = "from solution import *\n\n"
+
+
 def read_kodcode(row: Mapping[str, Any]) -> dict[str, Any]:
-    """KodCode-V1: ``test`` is a pytest file that imports the solution from the module ``solution``."""
+    """KodCode-V1: ``test`` is a pytest file that uses the solution's names; it runs as KodCode's pipeline writes it,
+    after ``from solution import *`` (:data:`STAR_IMPORT`)."""
     test = row.get("test")
     if not isinstance(test, str) or not test.strip():
         raise TaskFormatError("task field 'test' must be a pytest file (a non-empty string)")
@@ -37,7 +47,8 @@ def read_kodcode(row: Mapping[str, Any]) -> dict[str, Any]:
     if not tests:
         raise TaskFormatError("the pytest file defines no test function (def test_...)")
     entries = [*_solution_imports(test), *_test_info_functions(row.get("test_info"))]
-    return {"format": "pytest", "tests": tests, "setup": test, "entry_points": tuple(dict.fromkeys(entries))}
+    return {"format": "pytest", "tests": tests, "setup": STAR_IMPORT + test,
+            "entry_points": tuple(dict.fromkeys(entries))}
 
 
 def _test_info_functions(test_info: Any) -> list[str]:
@@ -83,8 +94,11 @@ def _solution_imports(source: str) -> tuple[str, ...]:
 
 
 def _is_pytest_file(value: Any) -> bool:
-    return isinstance(value, str) and bool(
-        re.search(r"^\s*(from\s+solution\s+import|import\s+solution\b)|^def\s+test_\w*\s*\(", value, re.MULTILINE))
+    """A pytest file: it imports from ``solution``, or defines a test function or a ``Test`` class at module level
+    (a KodCode test that relies on the star import its pipeline adds)."""
+    return isinstance(value, str) and bool(re.search(
+        r"^\s*(from\s+solution\s+import|import\s+solution\b)|^(async\s+)?def\s+test\w*\s*\(|^class\s+Test\w*",
+        value, re.MULTILINE))
 
 
 FORMAT = Format("kodcode", read_kodcode, lambda r: r.get("entry_point") is None and _is_pytest_file(r.get("test")),
