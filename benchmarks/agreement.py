@@ -48,6 +48,17 @@ TACO and LiveCodeBench oracles run in sandboxes of the scorer's pool, KodCode's 
 directory. A table per dataset, then every disagreement (about a minute and a half on two cores)::
 
     python benchmarks/agreement.py --datasets apps,taco,lcb,kodcode
+
+KodCode's own verdicts (``--kodcode-demo``): the 1,648 (solution, test file) pairs whose test directories
+KodCode-AI/kodcode publishes under ``demo/``, each with the verdict its pipeline recorded (``test_result.txt``),
+scored by trl-sandbox as KodCode-V1 rows; the official harness (``kodcode_official``) runs again here on every
+disagreement, which tells an environment difference (the re-run gives our verdict) from a departure of ours (it gives
+the recorded one). A table (agreement where the environments match; pairs we pass that the re-run fails), then every
+disagreement; ``--json`` keeps every pair's results (four to six minutes on two cores). Nothing of KodCode's is kept in
+this repository: the pairs are read from a checkout or from its git directory::
+
+    git clone https://github.com/KodCode-AI/kodcode
+    python benchmarks/agreement.py --kodcode-demo kodcode --pool-size 2 --json kodcode_demo.json
 """
 
 from __future__ import annotations
@@ -888,7 +899,22 @@ def kodcode_official(code: str, test: str, timeout: float = KODCODE_TIMEOUT) -> 
     if run.returncode == 0:
         return {"passed": True, "error": ""}
     tail = [x for x in run.stdout.splitlines() if x.strip()]
-    return {"passed": False, "error": f"pytest exit status {run.returncode}: {tail[-1] if tail else ''}"[:240]}
+    return {"passed": False, "error": f"pytest exit status {run.returncode}: {tail[-1] if tail else ''}"[:240],
+            "detail": pytest_reason(run.stdout), "output": run.stdout[-3000:]}
+
+
+def pytest_reason(stdout: str) -> str:
+    """The first reason pytest's ``-q`` report gives for a failure: the first line of its short summary
+    (``FAILED test_solution.py::test_x - AssertionError: ...``), with the first ``E   `` line where that line gives
+    no reason (``ERROR test_solution.py``: an error at collection); else its last line."""
+    lines = [x for x in stdout.splitlines() if x.strip()]
+    summary = [x for x in lines if x.startswith(("FAILED ", "ERROR "))]
+    if summary and " - " in summary[0]:
+        return summary[0][:300]
+    reasons = [x[1:].strip() for x in lines if x.startswith("E ") and x[1:].strip()]
+    if reasons:
+        return (f"{summary[0]} - " if summary else "") + reasons[0][:300]
+    return (summary or lines[-1:] or [""])[0][:300]
 
 
 def run_contest_oracles(scorer: Scorer, jobs: list[dict[str, Any]], progress: Any) -> list[dict[str, Any]]:
@@ -1031,6 +1057,294 @@ def contests(names: list[str], pool_size: int | None, list_all: bool = False) ->
     print(f"\n{time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
+# -- KodCode's demo pairs: trl-sandbox against the verdicts KodCode recorded ---------------------------------------
+#
+# KodCode-AI/kodcode publishes, under ``demo/``, the test directories its pipeline ran: one directory per (solution,
+# test file) pair, ``<experiment>/<verification>_<experiment>/<problem>/trial_<model>_<n>/``, holding ``solution.py``,
+# ``test_solution.py`` (``"from solution import *\n\n" + test_code``), ``run_test.sh``, ``data.json`` (what the
+# pair was made from) and ``test_result.txt``, the recorded verdict: ``Pass``, ``Fail`` or ``Fail - Timed Out`` on
+# its first line (pytest's exit status 0, non-zero, or ``timeout 30`` firing), then ``Coverage: N%``
+# (``pytest --cov=solution``). Two kinds of pairs:
+#
+# - ``self_verification_*`` (``pipeline/step2.2_gen_unit_tests.py``): a question's solution and test file written
+#   together by the generating model (``data.json``: ``instruction``, ``solution_code``, ``test_code``,
+#   ``metadata``); the pairs that pass make the dataset's rows (``step2.4_gen_verified_triplets.py``,
+#   ``step3.2_combine_kodcode.py``);
+# - ``cross_verification_*`` (``step3.3.3_gen_unit_tests_sft.py``): a published row (``data.json``: ``question``,
+#   ``solution``, ``test_code``, ``test_info``, ``gpt_pass_*``, ``metadata``...) and a reasoning model's answer
+#   (``r1_solution``: the first fenced block after ``</think>``, its one function renamed to the row's
+#   ``test_info`` name), run against the row's test file.
+#
+# Each pair becomes a KodCode-V1 row as the dataset publishes it (``test`` is ``test_code``; a self-verification
+# pair's ``test_info`` is computed as ``step3.2_combine_kodcode.py`` computes it, its ``gpt_pass_*`` from its
+# problem's recorded trials; fields the pair's files do not hold are None), and its program is scored by trl-sandbox
+# (``Task.from_row(row)``, the default config, the local backend). Where our verdict is not the recorded one, the
+# official harness (:func:`kodcode_official`) runs the pair again here: if it now gives our verdict, the recorded
+# run's environment differed (packages, their versions, the machine's speed); if it gives the recorded one, the
+# disagreement is trl-sandbox's departure.
+
+KODCODE_DEMO_FILES = ("data.json", "test_result.txt")
+KODCODE_SUBSETS = (("prefill", "Prefill"), ("package", "Package"), ("evol", "Evol"), ("codeforces", "Codeforces"),
+                   ("leetcode", "Leetcode"), ("apps", "Apps"), ("taco", "Taco"), ("code_contests", "Code_Contests"),
+                   ("algorithm", "Algorithm"), ("data_structure", "Data_Structure"), ("docs", "Docs"))
+#: The fields of a KodCode-V1 row (huggingface.co/datasets/KodCode/KodCode-V1).
+KODCODE_FIELDS = ("style", "subset", "question_id", "question", "solution", "test", "test_info", "gpt_pass_sequence",
+                  "gpt_pass_trial_num", "gpt_difficulty", "gpt_pass_percentage", "trials", "chosen_trial", "metadata",
+                  "benchmark_similarity", "benchmark_instruction", "benchmark_task_id", "filter_reason")
+
+
+def kodcode_subset(mode: str) -> str:
+    """The row's ``subset`` for a generation ``mode`` (KodCode ``pipeline/utils.py``, ``get_mode``)."""
+    for key, name in KODCODE_SUBSETS:
+        if key in mode.lower():
+            return name
+    return mode
+
+
+def kodcode_test_info(solution: str) -> list[dict[str, Any]] | None:
+    """A row's ``test_info`` (KodCode ``step3.2_combine_kodcode.py`` and ``pipeline/utils.py``,
+    ``extract_function_info_from_ast``): None when the solution holds ``"class "`` or ``"__init__"``; else every
+    ``def`` of the solution's syntax tree (``ast.walk``, nested ones and methods included) as its name, its
+    parameter list as written (defaults unparsed, ``*args``, keyword-only, ``**kwargs``; annotations dropped), its
+    declaration and its docstring; ``[]`` when the solution does not parse."""
+    import ast
+
+    if "class " in solution or "__init__" in solution:
+        return None
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        a = node.args
+        params, offset = [], len(a.args) - len(a.defaults)
+        for i, arg in enumerate(a.args):
+            params.append(f"{arg.arg}={ast.unparse(a.defaults[i - offset])}" if i >= offset else arg.arg)
+        if a.vararg:
+            params.append(f"*{a.vararg.arg}")
+        for i, arg in enumerate(a.kwonlyargs):
+            default = a.kw_defaults[i] if i < len(a.kw_defaults) else None
+            params.append(f"{arg.arg}={ast.unparse(default)}" if default is not None else arg.arg)
+        if a.kwarg:
+            params.append(f"**{a.kwarg.arg}")
+        signature = f"({', '.join(params)})"
+        out.append({"function_name": node.name, "parameter_list": signature,
+                    "function_declaration": f"def {node.name}{signature}:", "docstring": ast.get_docstring(node)})
+    return out
+
+
+def kodcode_demo_files(source: str) -> dict[str, dict[str, str]]:
+    """The ``data.json`` and ``test_result.txt`` of every test directory under ``source``: a checkout of
+    KodCode-AI/kodcode (or any folder holding its test directories), or its git directory (read at ``HEAD``, as
+    ``git show`` would). Returns ``{directory path: {file name: text}}``, the paths relative to ``source``."""
+    root = Path(source)
+    found: dict[str, dict[str, str]] = {}
+    if (root / "objects").is_dir() and (root / "HEAD").is_file():  # a git directory: read HEAD's tree
+        git = ["git", f"--git-dir={root}"]
+        listing = subprocess.run([*git, "ls-tree", "-r", "-z", "HEAD"], check=True, capture_output=True).stdout
+        wanted = []
+        for entry in listing.decode().split("\0"):
+            if not entry:
+                continue
+            meta, path = entry.split("\t", 1)
+            parent, _, name = path.rpartition("/")
+            if name in KODCODE_DEMO_FILES and meta.split()[1] == "blob" and "/trial_" in "/" + parent:
+                wanted.append((parent, name, meta.split()[2]))
+        blobs = subprocess.run([*git, "cat-file", "--batch"], check=True, capture_output=True,
+                               input="".join(sha + "\n" for *_, sha in wanted).encode()).stdout
+        at = 0
+        for parent, name, sha in wanted:
+            header_end = blobs.index(b"\n", at)
+            got_sha, _, size = blobs[at:header_end].decode().split()
+            assert got_sha == sha, (got_sha, sha)
+            start = header_end + 1
+            found.setdefault(parent, {})[name] = blobs[start:start + int(size)].decode("utf-8", "replace")
+            at = start + int(size) + 1
+    else:
+        for result in sorted(root.rglob("test_result.txt")):
+            folder = result.parent
+            if not folder.name.startswith("trial_"):
+                continue
+            files = {name: (folder / name).read_text(encoding="utf-8", errors="replace")
+                     for name in KODCODE_DEMO_FILES if (folder / name).is_file()}
+            found[folder.relative_to(root).as_posix()] = files
+    return {k: v for k, v in found.items() if set(v) == set(KODCODE_DEMO_FILES)}
+
+
+def recorded_verdict(text: str) -> str:
+    """The first line of ``test_result.txt`` (``Pass``, ``Fail``, ``Fail - Timed Out``), as
+    ``step2.4_gen_verified_triplets.py`` reads it; a pair passed exactly when it is ``Pass``."""
+    lines = text.strip().split("\n")
+    return lines[0].strip() if lines else ""
+
+
+def kodcode_demo_pairs(source: str) -> list[dict[str, Any]]:
+    """The (row, program, recorded verdict) of every test directory under ``source`` (see
+    :func:`kodcode_demo_files`), sorted by id: ``self/<experiment>/<problem>/<trial>`` or
+    ``cross/<experiment>/<question_id>/<trial>`` (the experiment without ``KodCode_`` and its time stamp)."""
+    files = kodcode_demo_files(source)
+    by_problem: dict[str, list[str]] = {}
+    for path in files:
+        by_problem.setdefault(path.rsplit("/", 1)[0], []).append(path)
+    pairs = []
+    for path, got in files.items():
+        data = json.loads(got["data.json"])
+        recorded = recorded_verdict(got["test_result.txt"])
+        parts = path.split("/")
+        problem, trial = parts[-2], parts[-1]
+        cross = "r1_solution" in data
+        experiment = re.sub(r"^(self|cross)_verification_", "", parts[-3] if len(parts) >= 3 else "")
+        experiment = re.sub(r"_\d{9,}$", "", experiment.replace("SFT_", "").replace("KodCode_", ""))
+        pair_id = f"{'cross' if cross else 'self'}/{experiment}/{problem}/{trial}"
+        if cross:
+            row: dict[str, Any] = {field: data.get(field) for field in KODCODE_FIELDS}
+            row["test"] = data["test_code"]
+            program = data["r1_solution"]
+        else:
+            metadata = data.get("metadata") or {}
+            subset = kodcode_subset(str(metadata.get("mode", "")))
+            sequence = [int(recorded_verdict(files[p]["test_result.txt"]) == "Pass")
+                        for p in sorted(by_problem[path.rsplit("/", 1)[0]])]
+            share = sum(sequence) / len(sequence)
+            row = {field: None for field in KODCODE_FIELDS}
+            row.update({"style": "instruct", "subset": subset,
+                        "question_id": f"{subset}_{metadata.get('prompt_id', problem)}_I",
+                        "question": data["instruction"], "solution": data["solution_code"], "test": data["test_code"],
+                        "test_info": kodcode_test_info(data["solution_code"]), "gpt_pass_sequence": sequence,
+                        "gpt_pass_trial_num": sum(sequence),
+                        "gpt_difficulty": "easy" if share >= 2 / 3 else "hard" if share < 1 / 3 else "medium",
+                        "gpt_pass_percentage": round(share, 3), "metadata": metadata})
+            program = data["solution_code"]
+        pairs.append({"id": pair_id, "path": path, "kind": "cross" if cross else "self", "row": row,
+                      "program": program, "recorded": recorded, "recorded_passed": recorded == "Pass"})
+    return sorted(pairs, key=lambda p: p["id"])
+
+
+def first_line(text: Any) -> str:
+    lines = [x.strip() for x in str(text or "").splitlines() if x.strip()]
+    return lines[0] if lines else ""
+
+
+def kodcode_demo_compare(scorer: Scorer, pairs: list[dict[str, Any]], rerun_all: bool = False,
+                         workers: int = 2) -> list[dict[str, Any]]:
+    """Score every pair's program with ``scorer`` and compare with the recorded verdict; re-run the official harness
+    (``workers`` at a time) on every disagreement, or on every pair with ``rerun_all``. One result per pair: our
+    verdict, the re-run's (None where not re-run), its ``class`` (``agree``; ``environment``: the re-run gives our
+    verdict; ``departure``: it gives the recorded one) and ``environment_differs`` (re-run, not the recorded
+    verdict)."""
+    tasks: list[Any] = []
+    for pair in pairs:
+        try:
+            tasks.append(Task.from_row(pair["row"]))
+        except TaskFormatError as e:
+            tasks.append(e)
+        except Exception as e:  # noqa: BLE001 - a row trl-sandbox cannot read is a result too
+            tasks.append(TaskFormatError(f"{type(e).__name__}: {e}"))
+    changed = sum(extract_code(p["program"], t.entry_points if isinstance(t, Task) else ()) != p["program"]
+                  for p, t in zip(pairs, tasks))
+    if changed:
+        print(f"  warning: for {changed} pairs trl-sandbox's extraction changes the program", file=sys.stderr)
+    ours = scorer.score(tasks, [p["program"] for p in pairs], on_result=Progress("trl-sandbox", len(pairs), step=50))
+    rerun = [i for i, p in enumerate(pairs) if rerun_all or ours[i].passed != p["recorded_passed"]]
+    official: dict[int, dict[str, Any]] = {}
+    progress = Progress("official (KodCode pytest, re-run)", len(rerun), step=10)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
+        futures = {threads.submit(kodcode_official, pairs[i]["program"], pairs[i]["row"]["test"]): i for i in rerun}
+        for future, i in futures.items():
+            official[i] = future.result()
+            progress()
+    results = []
+    for i, (pair, result) in enumerate(zip(pairs, ours)):
+        again = official.get(i)
+        if result.passed == pair["recorded_passed"]:
+            verdict = "agree"
+        else:
+            verdict = "environment" if again is not None and again["passed"] == result.passed else "departure"
+        results.append({
+            "id": pair["id"], "path": pair["path"], "kind": pair["kind"], "question_id": pair["row"]["question_id"],
+            "recorded": pair["recorded"], "recorded_passed": pair["recorded_passed"], "passed": result.passed,
+            "status": result.status, "tests_passed": result.tests_passed, "tests_total": result.tests_total,
+            "error": result.error, "output": result.output[-2000:], "seconds": round(result.duration_s, 2),
+            "official": again, "class": verdict,
+            "environment_differs": again is not None and again["passed"] != pair["recorded_passed"]})
+    return results
+
+
+def kodcode_demo_summary(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The table's rows: self-verification pairs, cross-verification pairs, all. "Environments match" leaves out
+    the pairs whose official re-run does not give the recorded verdict; "paid, official re-run fails" counts the
+    pairs trl-sandbox passes that the re-run fails."""
+    summary = []
+    for kind in ("self", "cross", "all"):
+        picked = [r for r in results if kind in ("all", r["kind"])]
+        if not picked:
+            continue
+        agree = sum(r["class"] == "agree" for r in picked)
+        same_env = [r for r in picked if not r["environment_differs"]]
+        agree_same = sum(r["class"] == "agree" for r in same_env)
+        summary.append({
+            "pairs": {"self": "self-verification", "cross": "cross-verification", "all": "all"}[kind],
+            "count": len(picked), "recorded passed": sum(r["recorded_passed"] for r in picked),
+            "trl-sandbox passed": sum(r["passed"] for r in picked), "agree": agree,
+            "disagree: environment": sum(r["class"] == "environment" for r in picked),
+            "disagree: trl-sandbox's departure": sum(r["class"] == "departure" for r in picked),
+            "paid, official re-run fails": sum(r["passed"] and r["official"] is not None
+                                                and not r["official"]["passed"] for r in picked),
+            "environments match": len(same_env),
+            "agreement % (environments match)": f"{100 * agree_same / max(1, len(same_env)):.2f}",
+            "agreement % (all)": f"{100 * agree / len(picked):.2f}"})
+    return summary
+
+
+def kodcode_demo(source: str, pool_size: int | None, limit: int | None, match: str | None, rerun_all: bool,
+                 json_path: str | None) -> None:
+    """``--kodcode-demo``: KodCode's recorded verdicts against trl-sandbox's (the default config, the local
+    backend), the official harness re-run on every disagreement (on every pair with ``rerun_all``); a table by kind
+    of pair, then every disagreement."""
+    start = time.perf_counter()
+    pairs = kodcode_demo_pairs(source)
+    if match:
+        pairs = [p for p in pairs if re.search(match, p["id"])]
+    if limit is not None:
+        pairs = pairs[:limit]
+    if not pairs:
+        raise SystemExit(f"no KodCode test directory (data.json + test_result.txt) under {source}")
+    print(f"{len(pairs)} KodCode demo pairs from {source}", file=sys.stderr, flush=True)
+    config = SandboxConfig() if pool_size is None else SandboxConfig(sandbox_pool_size=pool_size)
+    with Scorer.from_config(config) as scorer:
+        results = kodcode_demo_compare(scorer, pairs, rerun_all,
+                                       workers=min(2, pool_size or 2, os.cpu_count() or 1))
+    summary = kodcode_demo_summary(results)
+    print(table(summary, ["pairs", "count", "recorded passed", "trl-sandbox passed", "agree", "disagree: environment",
+                          "disagree: trl-sandbox's departure", "paid, official re-run fails", "environments match",
+                          "agreement % (environments match)", "agreement % (all)"]))
+    print()
+    print(table([{"pairs": "all", "statuses": dict(Counter(r["status"] for r in results))}], ["pairs", "statuses"]))
+    if rerun_all:
+        drift = sum(r["environment_differs"] for r in results)
+        print(f"\nofficial harness re-run on all {len(results)} pairs: {drift} differ from the recorded verdict")
+    disagreements = [r for r in results if r["class"] != "agree"]
+    print(f"\n{len(disagreements)} disagreements")
+    if disagreements:
+        listing = [{"pair": r["id"], "class": r["class"], "recorded": r["recorded"],
+                    "official re-run": ("passed" if r["official"]["passed"] else
+                                        "failed: " + first_line(r["official"].get("detail") or r["official"]["error"])),
+                    "trl-sandbox": f"{r['status']} {r['tests_passed']}/{r['tests_total']}: {first_line(r['error'])}"}
+                   for r in disagreements]
+        for d in listing:
+            for key in ("official re-run", "trl-sandbox"):
+                d[key] = " ".join(d[key].split()).replace("|", "\\|")[:180]
+        print(table(listing, ["pair", "class", "recorded", "official re-run", "trl-sandbox"]))
+    if json_path:
+        Path(json_path).write_text(json.dumps({"source": str(source), "summary": summary, "pairs": results},
+                                              indent=1, default=str))
+        print(f"per-pair results: {json_path}", file=sys.stderr)
+    print(f"\n{time.perf_counter() - start:.0f} s", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--humaneval", action="append", default=[], help="HumanEval samples (repeatable).")
@@ -1043,7 +1357,19 @@ def main() -> None:
                         "hand-written rows of agreement_rows.py against the restated official rules.")
     parser.add_argument("--contests", action="store_true", help="Same as --datasets apps,taco,lcb,kodcode.")
     parser.add_argument("--list", action="store_true", help="With --datasets: list every completion's verdicts.")
+    parser.add_argument("--kodcode-demo", metavar="PATH", help="KodCode's demo pairs (KodCode-AI/kodcode: a "
+                        "checkout, its demo/ folder or its git directory) against the verdicts KodCode recorded.")
+    parser.add_argument("--limit", type=int, default=None, help="With --kodcode-demo: the first N pairs (by id).")
+    parser.add_argument("--match", help="With --kodcode-demo: only the pairs whose id matches this regex.")
+    parser.add_argument("--rerun-all", action="store_true",
+                        help="With --kodcode-demo: re-run the official harness on every pair, not only disagreements.")
+    parser.add_argument("--json", help="With --kodcode-demo: write every pair's results to this file.")
     args = parser.parse_args()
+
+    if args.kodcode_demo:
+        kodcode_demo(args.kodcode_demo, args.pool_size, args.limit, args.match, args.rerun_all, args.json)
+        if not (args.contests or args.datasets or args.humaneval or args.mbpp or args.mbpp_samples):
+            return
 
     if args.contests or args.datasets:
         import agreement_rows

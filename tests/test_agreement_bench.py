@@ -115,3 +115,100 @@ def test_kodcode_exit_status() -> None:
             "@pytest.mark.xfail\ndef test_xfail():\n    assert f() == 3\n")
     assert agreement.kodcode_official("def f():\n    return 1\n", test)["passed"]
     assert not agreement.kodcode_official("def f():\n    return 0\n", test)["passed"]
+
+
+# -- --kodcode-demo: KodCode's test directories against their recorded verdicts ----------------------------------------
+# The pairs below are written for these tests, in the layout and schema of KodCode-AI/kodcode's demo/ folder.
+
+_DOUBLE = 'def double(x):\n    """Twice x."""\n    return 2 * x'
+_DOUBLE_TEST = "from solution import double\n\ndef test_double():\n    assert double(4) == 8\n    assert double(0) == 0"
+
+
+def _trial(folder: Path, data: dict, program: str, test: str, result: str) -> None:
+    import json
+
+    folder.mkdir(parents=True)
+    (folder / "data.json").write_text(json.dumps(data, indent=2))
+    (folder / "solution.py").write_text(program)
+    (folder / "test_solution.py").write_text("from solution import *\n\n" + test)
+    (folder / "run_test.sh").write_text("#!/bin/bash\ntimeout 30 pytest --cov=solution --cov-report term\n")
+    (folder / "test_result.txt").write_text(result)
+
+
+def _demo_tree(root: Path) -> None:
+    """Two self-verification trials of one question (one passing, one failing) and one cross-verification trial whose
+    recorded Pass this machine's re-run contradicts (its program squares instead of doubling)."""
+    experiment = "KodCode_algorithm_3_1700000000"
+    own = root / "demo" / experiment / f"self_verification_{experiment}" / "00000000"
+    metadata = {"prompt_id": "00000000", "row_id": 0, "seed_ids": [7], "mode": "algorithm"}
+    for n, (program, result) in enumerate([(_DOUBLE, "Pass\nCoverage: 100%\n"),
+                                           ("def double(x):\n    return x + 2", "Fail\nCoverage: 100%\n")]):
+        data = {"metadata": metadata, "instruction": "Write `double(x)`, twice x.", "solution_code": program,
+                "test_code": _DOUBLE_TEST, "file_source": f"x_sanitized_prepared_results{n}.jsonl"}
+        _trial(own / f"trial_m_{n}", data, program, _DOUBLE_TEST, result)
+    cross = root / "demo" / f"SFT_{experiment}" / f"cross_verification_SFT_{experiment}" / "Algorithm_00000000_I"
+    wrong = "def double(x):\n    return x * x"
+    data = {"style": "instruct", "subset": "Algorithm", "question_id": "Algorithm_00000000_I",
+            "question": "Write `double(x)`, twice x.", "solution": _DOUBLE, "test_code": _DOUBLE_TEST,
+            "test_info": [{"function_name": "double", "parameter_list": "(x)",
+                           "function_declaration": "def double(x):", "docstring": "Twice x."}],
+            "gpt_pass_sequence": [1, 0], "gpt_pass_trial_num": 1, "gpt_difficulty": "medium",
+            "gpt_pass_percentage": 0.5, "r1_response": f"<think>\nok\n</think>\n```python\n{wrong}\n```",
+            "r1_solution": wrong, "metadata": {**metadata, "original_instruction": ""},
+            "file_source": "x_prepared_results0.jsonl"}
+    _trial(cross / "trial_r1_0", data, wrong, _DOUBLE_TEST, "Pass\nCoverage: 100%\n")
+
+
+def test_kodcode_demo_rows(tmp_path: Path) -> None:
+    """Each test directory becomes a KodCode-V1 row (its published fields; a self-verification pair's test_info and
+    gpt_pass_* as KodCode's pipeline computes them), read alike from a folder and from a git directory."""
+    import shutil
+    import subprocess
+
+    _demo_tree(tmp_path)
+    pairs = agreement.kodcode_demo_pairs(str(tmp_path))
+    assert [p["id"] for p in pairs] == ["cross/algorithm_3/Algorithm_00000000_I/trial_r1_0",
+                                        "self/algorithm_3/00000000/trial_m_0", "self/algorithm_3/00000000/trial_m_1"]
+    assert [p["recorded_passed"] for p in pairs] == [True, True, False]
+    assert all(set(p["row"]) == set(agreement.KODCODE_FIELDS) for p in pairs)
+    cross, good, bad = pairs
+    assert cross["program"].endswith("x * x") and cross["row"]["solution"] == _DOUBLE
+    assert bad["program"].endswith("x + 2") and bad["row"]["solution"] == bad["program"]
+    assert good["row"]["test"] == _DOUBLE_TEST and good["row"]["question_id"] == "Algorithm_00000000_I"
+    assert good["row"]["test_info"] == cross["row"]["test_info"]
+    assert good["row"]["gpt_pass_sequence"] == [1, 0] and good["row"]["gpt_difficulty"] == "medium"
+    if shutil.which("git"):
+        git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run([*git, "init", "-q"], check=True)
+        subprocess.run([*git, "add", "demo"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", "demo"], check=True)
+        assert agreement.kodcode_demo_pairs(str(tmp_path / ".git")) == pairs
+
+
+def test_kodcode_test_info() -> None:
+    """KodCode's extract_function_info_from_ast, as step3.2_combine_kodcode.py calls it."""
+    source = ('def f(a, b=2, *rest, c, d=None, **kw):\n    """Doc."""\n    def inner(x):\n        return x\n'
+              '    return inner(a)\n')
+    assert agreement.kodcode_test_info(source) == [
+        {"function_name": "f", "parameter_list": "(a, b=2, *rest, c, d=None, **kw)",
+         "function_declaration": "def f(a, b=2, *rest, c, d=None, **kw):", "docstring": "Doc."},
+        {"function_name": "inner", "parameter_list": "(x)", "function_declaration": "def inner(x):",
+         "docstring": None}]
+    assert agreement.kodcode_test_info("class A:\n    pass\n") is None
+    assert agreement.kodcode_test_info("def broken(:\n") == []
+
+
+def test_kodcode_demo_compare(tmp_path: Path, scorer) -> None:
+    """Our verdicts against the recorded ones; the official harness re-run on the disagreement only, which gives our
+    verdict here: an environment difference, left out of the agreement where environments match."""
+    _demo_tree(tmp_path)
+    results = agreement.kodcode_demo_compare(scorer, agreement.kodcode_demo_pairs(str(tmp_path)), workers=1)
+    assert [(r["passed"], r["class"]) for r in results] == [(False, "environment"), (True, "agree"), (False, "agree")]
+    assert results[0]["official"]["passed"] is False and results[0]["environment_differs"]
+    assert results[1]["official"] is None and results[2]["official"] is None
+    everything = agreement.kodcode_demo_summary(results)[-1]
+    assert everything["pairs"] == "all" and everything["count"] == 3
+    assert (everything["agree"], everything["disagree: environment"], everything["disagree: trl-sandbox's departure"],
+            everything["paid, official re-run fails"], everything["environments match"]) == (2, 1, 0, 0, 2)
+    assert everything["agreement % (environments match)"] == "100.00"
+    assert everything["agreement % (all)"] == "66.67"
