@@ -250,3 +250,114 @@ def test_the_program_behaves_as_in_the_tests_process(scorer, name):
     rewards = trl_rewards(scorer, row, [passes, fails])
     assert rewards[0] == 1.0, (name, rewards)
     assert rewards[1] is not None and rewards[1] < 1.0, (name, rewards)
+
+
+# -- what the crossing gives the program is no way out of its verdict (a review's attacks, each one a wrong program) --
+
+_SKIPPED = "class Skipped(BaseException):\n    pass\n\n\nSkipped.__module__ = '_pytest.outcomes'\n\n\n"
+DOUBLE = "from solution import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+ATTACKS: dict[str, tuple[str, str, str]] = {
+    # docstring examples that look for the judge's record channel and end the process: they run in the worker
+    # (doctest's runner sends the program's examples there), where neither exists
+    "doctest_forges_records": (
+        "import doctest\nimport solution\nfrom solution import double\n\n\ndef test_doc():\n"
+        "    assert doctest.testmod(solution).failed == 0\n\n\ndef test_double():\n    assert double(2) == 4\n",
+        "double",
+        "def double(x):\n    \"\"\"\n    >>> import gc, os\n"
+        "    >>> emit = [f for f in gc.get_objects() if type(f).__name__ == "
+        "'function' and f.__code__.co_name == '<lambda>'][0]\n    >>> for i in range(2): emit({'i': i, 'ok': True})\n"
+        "    >>> os._exit(0)\n    \"\"\"\n    return 0\n"),
+    # an exception class named like pytest's Skipped, raised while pytest collects the program's object: never
+    # pytest's own, so the file is not skipped whole (that would be invalid_task, a None reward)
+    "skipped_at_collection": (
+        DOUBLE, "double",
+        _SKIPPED + "class T:\n    __test__ = True\n\n    def __call__(self, x):\n        return 0\n\n"
+        "    def __getattr__(self, name):\n        if name == '__func__':\n            raise Skipped('nothing')\n"
+        "        raise AttributeError(name)\n\n\ndouble = T()\n"),
+    # a warning whose class derives from that Skipped, under filterwarnings("error"): raised as a plain warning
+    "warning_that_skips": (
+        "import pytest\nfrom solution import double\n\n\n@pytest.mark.filterwarnings('error')\ndef test_double():\n"
+        "    assert double(2) == 4\n",
+        "double",
+        "import warnings\n\n" + _SKIPPED + "class Evil(Skipped, UserWarning):\n    pass\n\n\n"
+        "def double(x):\n    warnings.warn('x', Evil)\n    return 0\n"),
+    # the program's own test function asking for the tests' fixture by name: it gets no fixture
+    "test_function_takes_fixtures": (
+        "import pytest\nfrom solution import *\n\n\n@pytest.fixture\ndef cases():\n    return [(2, 7), (3, 11)]\n\n\n"
+        "def test_mystery(cases):\n    for x, y in cases:\n        assert mystery(x) == y\n",
+        "mystery",
+        "TABLE = {}\n\n\ndef test_zz(cases):\n    TABLE.update(dict(cases))\n\n\ndef mystery(x):\n"
+        "    return TABLE.get(x, 0)\n"),
+    # numpy's global generator set past its key: the judge does not take that state (it would crash reading it)
+    "numpy_state_out_of_bounds": (
+        "import numpy as np\nfrom solution import double\n\n\ndef test_double():\n"
+        "    x = int(np.random.randint(1, 10))\n    assert double(x) == 2 * x\n\n\ndef test_again():\n"
+        "    x = int(np.random.randint(1, 10))\n    assert double(x) == 2 * x\n",
+        "double",
+        "import numpy as np\n\n\ndef double(x):\n    name, keys, pos, g, c = np.random.get_state(legacy=True)\n"
+        "    np.random.set_state((name, keys, 2 ** 30, 0, 0.0))\n    return -1\n"),
+    # resizing the test's array in place (the test holds a view of it): the program's failure, not the judge's crash
+    "array_resized_in_place": (
+        "import numpy as np\nfrom solution import f\n\n\ndef test_view():\n    a = np.zeros(3000)\n    v = a[:10]\n"
+        "    assert f(a) == 1\n    assert v.sum() == 0\n",
+        "f",
+        "def f(a):\n    a.resize((2000000,), refcheck=False)\n    return 0\n"),
+    # waiting on the test's empty queue: its test fails within its time, the next one runs
+    "waits_on_an_empty_queue": (
+        "import queue\nfrom solution import first\n\n\ndef test_empty():\n    assert first(queue.Queue()) is None\n\n\n"
+        "def test_one():\n    q = queue.Queue()\n    q.put(5)\n    assert first(q) == 5\n",
+        "first",
+        "def first(q):\n    return q.get()\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_the_crossing_is_no_way_out_of_the_verdict(scorer, name):
+    test, entry, program = ATTACKS[name]
+    row = kodcode_row(f"Prefill_{abs(hash(name)) % 90000 + 10000}_C", f"Implement {entry}.", program, test, entry,
+                      "(*args)")
+    (reward,) = trl_rewards(scorer, row, [program])
+    assert reward is not None and reward < 1.0, (name, reward)
+
+
+# -- values the crossing must keep intact (the same review: each used to fail a correct program) -------------------
+
+INTACT: dict[str, tuple[str, str, str]] = {
+    # a dict whose keys are the tests' objects: decoding it hashes them (requests in the middle of a message)
+    "dict_of_test_objects": (
+        "from solution import count\n\n\nclass Key:\n    def __init__(self, v):\n        self.v = v\n\n"
+        "    def __hash__(self):\n        return hash(self.v)\n\n    def __eq__(self, o):\n"
+        "        return isinstance(o, Key) and o.v == self.v\n\n\ndef test_count():\n"
+        "    d = {Key(1): 'a', Key(2): 'b'}\n    assert count(d) == 2\n    assert len(d) == 2\n",
+        "count", "def count(d):\n    return len(d)\n"),
+    # a frozenset of the program's objects beside a list it forgets at once
+    "frozenset_of_program_objects": (
+        "from solution import f\n\n\ndef test_pair():\n    keys, items = f()\n    assert len(keys) == 1\n"
+        "    assert items == [1, 2]\n",
+        "f",
+        "class P:\n    def __init__(self, v):\n        self.v = v\n\n    def __hash__(self):\n"
+        "        return hash(self.v)\n\n"
+        "    def __eq__(self, o):\n        return isinstance(o, P) and o.v == self.v\n\n\n"
+        "def f():\n    return frozenset({P(1)}), [1, 2]\n"),
+    # a ragged array (an array of arrays)
+    "array_of_arrays": (
+        "import numpy as np\nfrom solution import f\n\n\ndef test_ragged():\n    r = f()\n    assert len(r) == 2\n"
+        "    assert list(r[0]) == [1, 2]\n",
+        "f",
+        "import numpy as np\n\n\ndef f():\n    out = np.empty(2, dtype=object)\n    out[0] = np.array([1, 2])\n"
+        "    out[1] = np.array([3])\n    return out\n"),
+    # a warning issued as from a FIFO the program made: shown from the program's source, never read from that file
+    "warning_from_a_fifo": (
+        DOUBLE, "double",
+        "import os\nimport warnings\n\n\ndef double(x):\n    if not os.path.exists('fifo'):\n"
+        "        os.mkfifo('fifo')\n"
+        "    warnings.warn_explicit('hi', UserWarning, 'fifo', 1)\n    return 2 * x\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTACT))
+def test_the_crossing_keeps_values_intact(scorer, name):
+    test, entry, program = INTACT[name]
+    row = kodcode_row(f"Prefill_{abs(hash(name)) % 90000 + 10000}_C", f"Implement {entry}.", program, test, entry,
+                      "(*args)")
+    assert trl_rewards(scorer, row, [program]) == [1.0], name

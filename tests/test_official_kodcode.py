@@ -289,9 +289,10 @@ def test_the_program_cannot_forge_a_pass(scorer):
     # - os._exit(0) in the middle of a test: pytest's process exits 0 -> officially "Pass"; here -1.0 (error).
     exits = "import os\n\ndef merge_intervals(intervals):\n    os._exit(0)\n"
     # - raising unittest.SkipTest (or pytest's own Skipped, here a class named like it) from the program: officially
-    #   pytest reports every test that calls it skipped and exits 0 -> "Pass"; here an exception of the program's
-    #   never skips or xfails a test: the three tests that call the program fail, the three skipped before calling it
-    #   pass -> 3/6.
+    #   pytest reports every test that calls it skipped and exits 0 -> "Pass"; here the program's exception is never
+    #   one of the test runners' (a class the judge makes for it): it fails test_merge_basic, the two xfail tests take
+    #   it as the failure they expect (as they would any exception), the three skipped before calling it pass -> 5/6,
+    #   what a program raising ValueError gets.
     skips = "import unittest\n\ndef merge_intervals(intervals):\n    raise unittest.SkipTest('not today')\n"
     fake_skip = ("class Skipped(BaseException):\n    pass\n\nSkipped.__module__ = '_pytest.outcomes'\n\n"
                  "def merge_intervals(intervals):\n    raise Skipped('skip')\n")
@@ -301,7 +302,9 @@ def test_the_program_cannot_forge_a_pass(scorer):
                "            os.write(fd, b'{\"i\": 0, \"ok\": true}\\n{\"done\": 6}\\n')\n        except OSError:\n"
                "            pass\n    return []\n")
     rewards = trl_rewards(scorer, SKIP_ROW, [SKIP_ROW["solution"], exits, skips, fake_skip, records])
-    assert rewards == [1.0, -1.0, 0.5, 0.5, -1.0], rewards
+    assert rewards == [1.0, -1.0, pytest.approx(5 / 6), pytest.approx(5 / 6), -1.0], rewards
+    raises = "def merge_intervals(intervals):\n    raise ValueError('no')\n"
+    assert trl_rewards(scorer, SKIP_ROW, [raises]) == [pytest.approx(5 / 6)]
     # - resetting the print mock after printing (print.reset_mock()): officially the program's print IS the mock,
     #   reset_mock() erases the call and assert_not_called() passes -> "Pass"; here the program may call the test's
     #   mocks but never reach their methods: 0.0.

@@ -29,7 +29,7 @@ import io
 import os
 import sys
 
-from .base import _type
+from .base import PROGRAM_FILE, _type
 from .values import decode, encode, strict_str
 
 #: The most log records one answer carries (the rest are dropped: a program logging in a loop).
@@ -45,6 +45,18 @@ def _numpy_state(npr):
     """numpy's legacy global generator's state as plain data (its key as a list: never a twin)."""
     name, keys, pos, has_gauss, cached = npr.get_state(legacy=True)
     return [name, keys.tolist(), int(pos), int(has_gauss), float(cached)]
+
+
+def run_doctest(namespace, msg):
+    """The worker's side of the judge's ``doctest`` request (see :meth:`JudgeBridge.route_doctests`): run the
+    examples of the docstring ``msg["text"]`` against the program's names; ``[failed, tried, printed]``."""
+    import doctest
+
+    test = doctest.DocTestParser().get_doctest(str(msg["text"]), dict(namespace), str(msg["name"]), PROGRAM_FILE, 0)
+    printed = io.StringIO()
+    runner = doctest.DocTestRunner(verbose=False, optionflags=int(msg.get("flags") or 0))
+    result = runner.run(test, out=printed.write)
+    return [int(result.failed), int(result.attempted), printed.getvalue()]
 
 
 class WorkerBridge:
@@ -170,6 +182,38 @@ class JudgeBridge:
                        ["sys", "stdin", "set", encode_value(stdin)])
         return ops
 
+    def route_doctests(self, worker):
+        """Make ``doctest`` run the program's docstring examples in the worker: the judge's
+        ``DocTestRunner.run`` sends a test whose docstring is the program's (:class:`.remote.ProgramText`) to the
+        worker (its ``doctest`` request), which runs it against the program's names and answers what failed and
+        what was tried, and what the examples printed; the runner counts them as its own, so ``doctest.testmod(
+        solution)`` reports them as in the tests' process. The program's text never runs here."""
+        import doctest
+
+        from .remote import ProgramText
+
+        run = doctest.DocTestRunner.run
+
+        def routed(runner, test, compileflags=None, out=None, clear_globs=True):
+            if not isinstance(test.docstring, ProgramText):
+                return run(runner, test, compileflags, out, clear_globs)
+            reply = worker.request({"q": "doctest", "text": str(test.docstring), "name": str(test.name),
+                                    "flags": int(runner.optionflags)})
+            failed, tried, printed = reply
+            if _type(failed) is not int or _type(tried) is not int or _type(printed) is not str or \
+                    not 0 <= failed <= tried:
+                raise RuntimeError("the program's docstring examples gave no count")
+            (out or sys.stdout.write)(printed)
+            runner.failures += failed
+            runner.tries += tried
+            if isinstance(getattr(runner, "_stats", None), dict):  # Python 3.13: (failed, tried, skipped)
+                runner._stats[test.name] = (failed, tried, 0)
+            elif isinstance(getattr(runner, "_name2ft", None), dict):
+                runner._name2ft[test.name] = (failed, tried)
+            return doctest.TestResults(failed, tried)
+
+        doctest.DocTestRunner.run = routed
+
     def after(self, answer, peer):
         """Take the program's news from ``answer``: issue its warnings, hand on its log records, take its generators'
         states. Malformed entries are skipped (the worker's data decides nothing else)."""
@@ -180,14 +224,17 @@ class JudgeBridge:
             for entry in shown:
                 try:
                     category = decode(entry[0], peer)
-                    if not (isinstance(category, type) and issubclass(category, Warning)):
-                        category = UserWarning
-                    message, filename, lineno = strict_str(entry[1]), strict_str(entry[2]), entry[3]
+                    if not (isinstance(category, type) and issubclass(category, Warning)) or any(
+                            not issubclass(base, Exception) for base in category.__mro__[:-2]):
+                        category = UserWarning  # a warning, and nothing else: never one of pytest's outcomes
+                    message, lineno = strict_str(entry[1]), entry[3]
                     if _type(lineno) is not int:
                         lineno = 0
                 except Exception:  # noqa: BLE001
                     continue
-                warnings.warn_explicit(message, category, filename, lineno)
+                # Issued as from the program's source, which the judge has (never a file the program names: pytest
+                # reads the line of a warning's file to show it).
+                warnings.warn_explicit(message, category, PROGRAM_FILE, lineno, module=SOLUTION)
         records = answer.get("log")
         if _type(records) is list and records:
             import logging
@@ -204,7 +251,11 @@ class JudgeBridge:
                         "funcName": strict_str(function)})
                 except Exception:  # noqa: BLE001
                     continue
-                logger = logging.getLogger(record.name) if record.name != "root" else logging.getLogger()
+                # The tests' logger of that name when they have one, else the root logger (never one made for the
+                # program's names: the judge's memory is not the program's to grow).
+                logger = logging.Logger.manager.loggerDict.get(record.name)
+                if _type(logger) is not logging.Logger:
+                    logger = logging.getLogger()
                 logger.handle(record)
         if "rnd" in answer:
             try:
@@ -218,8 +269,11 @@ class JudgeBridge:
             try:
                 numpy = sys.modules["numpy"]
                 name, keys, pos, has_gauss, cached = decode(answer["nrnd"])
-                npr.set_state((strict_str(name), numpy.array(keys, dtype=numpy.uint32), int(pos), int(has_gauss),
-                               float(cached)))
+                # Checked here: numpy takes a position past its key and later reads out of bounds.
+                if strict_str(name) != "MT19937" or _type(keys) is not list or len(keys) != 624 or \
+                        _type(pos) is not int or not 0 <= pos <= 624 or has_gauss not in (0, 1):
+                    raise ValueError("not a state")
+                npr.set_state((name, numpy.array(keys, dtype=numpy.uint32), pos, int(has_gauss), float(cached)))
                 self.numpy_sent = _numpy_state(npr)
             except Exception:  # noqa: BLE001
                 pass

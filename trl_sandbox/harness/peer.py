@@ -190,7 +190,8 @@ class Peer:
             try:
                 raise_from(answer["e"], self)
             except BaseException as exc:  # noqa: BLE001 - marked, then raised on
-                self.received(_getattr(exc, "args", None))
+                own = _getattr(exc, "__dict__", None)
+                self.received((_getattr(exc, "args", None), list(own.values()) if _type(own) is dict else None))
                 try:
                     exc._trl_crossed = True  # raised by the other side's code (see :func:`crossed`)
                 except BaseException:  # noqa: BLE001 - an exception class that refuses attributes

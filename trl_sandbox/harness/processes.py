@@ -139,7 +139,8 @@ class Worker(ProgramValues, Peer):
             self._sent(send, self.send_fd, msg)
         except Unserializable as exc:
             self.twins.unsent()
-            raise self.not_sent(exc, values) from None
+            twin = getattr(exc, "twin", None)  # a changed twin that could not be sent: whose value is it?
+            raise self.not_sent(exc, values if twin is None else (values, twin)) from None
         except OSError:
             self.kill()
             raise WorkerDied() from None
@@ -275,7 +276,10 @@ class Worker(ProgramValues, Peer):
             if op in ("get", "set", "del") and _type(name) is str and not name.startswith("_"):
                 own = _getattr(_type(target), "__module__", None) in self.test_modules
                 if op == "get" and (own or _lent_attribute(target, name)):
-                    return _getattr(target, name)
+                    value = _getattr(target, name)
+                    if not own and name in _BLOCKING and _type(target) not in (io.StringIO, io.BytesIO):
+                        return self.bounded(value)
+                    return value
                 if op == "set" and own:  # a linked list's node the program relinks, a dataclass it updates
                     value = decode(msg["args"][0], self)
                     self.received(value)
@@ -285,6 +289,26 @@ class Worker(ProgramValues, Peer):
             raise TypeError("the tests' objects do not support %r here" % (name or op,))
 
         return self.answer(run, msg)
+
+    def bounded(self, method):
+        """``method`` (a lent ``Queue.get``/``put``, ``Event.wait``) waiting at most the current test's remaining
+        time: a program that waits on a test's empty queue times out its test, never the judge."""
+        name = _getattr(method, "__name__", "")
+
+        def call(*args, **kwargs):
+            remaining = 1.0 if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+            item = ()
+            if name == "put":  # put(item, block=True, timeout=None)
+                item, args = args[:1], args[1:]
+            names = ("block", "timeout") if name != "wait" else ("timeout",)
+            given = dict(zip(names, args), **kwargs)
+            timeout = given.get("timeout")
+            timeout = remaining if timeout is None else min(float(timeout), remaining)
+            if name == "wait":
+                return method(timeout)
+            return method(*item, block=bool(given.get("block", True)), timeout=timeout)
+
+        return call
 
     def kill(self):
         if self.alive:
@@ -334,14 +358,21 @@ class Worker(ProgramValues, Peer):
 
 
 _MISSING = object()
-#: Standard library classes whose public attributes (their methods above all) the program may use on a test's
-#: object, as it would in the tests' process: a ``queue.Queue`` it fills, an ``Event`` it sets, a logger it logs to.
-_LENT_CLASSES = frozenset({
-    ("queue", "Queue"), ("queue", "LifoQueue"), ("queue", "PriorityQueue"), ("queue", "SimpleQueue"),
-    ("_queue", "SimpleQueue"), ("threading", "Event"), ("logging", "Logger"), ("logging", "RootLogger"),
-    ("logging", "LoggerAdapter"), ("collections", "ChainMap"),
-})
-#: A name the program deleted (see :meth:`Worker.incoming`).
+#: Standard library classes of the tests' whose listed attributes (their methods) the program may use, as it would in
+#: the tests' process: a ``queue.Queue`` it fills or drains, an ``Event`` it sets, a logger it logs to. Nothing that
+#: reaches their internals (a logger's handlers, a queue's lock), nothing that blocks without a deadline
+#: (``Queue.join``); ``get``, ``put`` and ``wait`` wait at most the current test's time (see :meth:`Worker.bounded`).
+_QUEUE = frozenset({"put", "put_nowait", "get", "get_nowait", "qsize", "empty", "full", "task_done", "maxsize"})
+_LOGGER = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log",
+                     "isEnabledFor", "getEffectiveLevel", "name", "level"})
+_LENT_CLASSES = {
+    ("queue", "Queue"): _QUEUE, ("queue", "LifoQueue"): _QUEUE, ("queue", "PriorityQueue"): _QUEUE,
+    ("queue", "SimpleQueue"): _QUEUE, ("_queue", "SimpleQueue"): _QUEUE,
+    ("threading", "Event"): frozenset({"set", "clear", "is_set", "isSet", "wait"}),
+    ("logging", "Logger"): _LOGGER, ("logging", "RootLogger"): _LOGGER, ("logging", "LoggerAdapter"): _LOGGER,
+}
+#: The lent methods that may block: called with the current test's remaining time as their timeout.
+_BLOCKING = frozenset({"get", "put", "wait"})
 DELETED = object()
 
 
@@ -355,8 +386,9 @@ def _lent_attribute(target, name):
     cls = _type(target)
     if cls is io.StringIO or cls is io.BytesIO:
         return True
-    if (_getattr(cls, "__module__", None), _getattr(cls, "__qualname__", None)) in _LENT_CLASSES:
-        return True
+    names = _LENT_CLASSES.get((_getattr(cls, "__module__", None), _getattr(cls, "__qualname__", None)))
+    if names is not None:
+        return name in names
     mock = sys.modules.get("unittest.mock")
     return mock is not None and issubclass(cls, mock.NonCallableMock) and _getattr(cls, name, _MISSING) is _MISSING
 

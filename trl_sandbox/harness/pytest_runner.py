@@ -24,6 +24,13 @@ Here, three rules make the two processes behave as that one:
   gives the program ``test_timeout_s`` of its own time (:attr:`.processes.Worker.budget`). A judge that cannot start
   (pytest not importable, or collection past :data:`JUDGE_START_S`) is reported as unsupported, with ``infra``.
 
+- **Values behave as in the one process.** A mutable value that crosses is one object on each side, kept alike after
+  every message and coming back as itself (:mod:`.twins`); the program's module-level names are sent again when a
+  call rebinds them; the tests' warnings, loggers, random generators, ``sys.stdin`` and the program's docstring
+  examples are bridged (:mod:`.bridge`); the tests run in a writable directory the program shares. The program's own
+  ``test_*`` functions (brought by ``from solution import *``) run, without the tests' fixtures, and one that fails
+  fails the row, as pytest then exits 1.
+
 One rule makes the two processes stricter than that one, where it would pay a wrong program: **the tests' names stay
 theirs.** ``from solution import *`` binds none of the program's names that the test file bound before it (its
 ``import pytest``, ``import math``: a program's ``pytest`` or ``math`` object, or a module it imported under that
@@ -51,16 +58,17 @@ from .base import (
     Unserializable,
     ValueNotSent,
     WorkerDied,
+    _callable,
     _isinstance,
     _type,
     describe,
     harness_file,
 )
-from .bridge import JudgeBridge
 from .judges import BUILTIN_NAMES, CRASH, load_program
-from .peer import crossed, shield_harness
+from .patches import Patches, install
+from .peer import crossed
 from .processes import DELETED, WORKER_HOME, run_in_child
-from .values import as_reference, encode
+from .remote import Remote
 
 
 def _import_pytest():
@@ -88,185 +96,6 @@ TEST_MODULE = "test_solution"
 #: Seconds the judge may take to start in its fork (pytest's session, collecting the test file: the program's
 #: module-level calls there have their own budget) before the run is given up as the infrastructure's failure.
 JUDGE_START_S = 60.0
-_UNSET = object()
-#: Attributes of the judge's modules that are never copied to the worker: its streams (what the program prints
-#: reaches the tests' ``sys.stdout`` another way, see :meth:`.peer.Peer.request`) and its import machinery.
-_NOT_SYNCED = frozenset(("sys", name) for name in (
-    "stdout", "stderr", "__stdout__", "__stderr__", "__stdin__", "modules", "path", "meta_path", "path_hooks",
-    "path_importer_cache", "displayhook", "excepthook"))
-#: pytest's own variable, changed at each phase of each test.
-_PYTEST_VARIABLE = "PYTEST_CURRENT_TEST"
-
-
-def _is_module(obj):
-    return issubclass(_type(obj), types.ModuleType)
-
-
-def _environ_raw():
-    """``os.environ``'s own mapping (compared as it is: cheap when nothing changed)."""
-    raw = getattr(os.environ, "_data", None)
-    return raw if _type(raw) is dict else dict(os.environ)
-
-
-class Patches:
-    """The tests' changes, in this fork of the judge, to modules (through ``unittest.mock`` and pytest's
-    ``monkeypatch``, whose module-global ``setattr``/``delattr`` are :meth:`setattr`/:meth:`delattr`, or by
-    assigning to the solution module) and to ``os.environ``; :meth:`sync` makes the same changes in the worker
-    before each request (the request's ``patch`` operations, see :func:`.peer.apply_patches`).
-
-    A module's attribute is set in the judge too (a test reads ``solution.helper`` back as its mock), after the
-    harness's own modules got a copy of that module (:func:`.peer.shield_harness`: a test's ``json.dumps`` mock never
-    carries the harness's messages). A *builtin* is never replaced in the judge's ``builtins`` (pytest and the harness
-    keep theirs): it shadows the builtin in the test module's namespace, where the test's own code sees it, and in
-    the program's. Nested patches of one builtin undo in order (a stack per name)."""
-
-    def __init__(self, solution):
-        self.solution = solution  # the test file's module "solution" (its patches land in the program's namespace)
-        self.originals = {}  # (id(module), name) -> (module, the value before the tests' first change, or _UNSET)
-        self.dirty = set()  # keys changed since the last sync; ("B", name) for builtins
-        self.builtins = {}  # name -> the values the tests set, innermost last (_UNSET: deleted)
-        self.shadowed = {}  # name -> the test module's own global before a builtin shadowed it (or _UNSET)
-        self.test_globals = None
-        self.env = dict(os.environ)  # the environment the worker started with (as the judge's, here)
-        self.env_seen = dict(_environ_raw())
-        self.env_sent = {}  # variable -> what the worker was last told
-        self.cwd = self.cwd_sent = os.getcwd()  # monkeypatch.chdir(tmp_path): the program works there too
-        self.bridge = JudgeBridge()  # warnings, logging, random, sys.stdin
-
-    # -- the tests' side: unittest.mock's and monkeypatch's setattr/delattr
-
-    def setattr(self, obj, name, value):
-        if _type(name) is str and _is_module(obj):
-            if obj is builtins:
-                return self._builtin(name, value)
-            self.note(obj, name)
-        return builtins.setattr(obj, name, value)
-
-    def delattr(self, obj, name):
-        if _type(name) is str and _is_module(obj):
-            if obj is builtins:
-                return self._builtin(name, _UNSET)
-            self.note(obj, name)
-        return builtins.delattr(obj, name)
-
-    def note(self, module, name):
-        """``module.name`` is about to change."""
-        key = (id(module), name)
-        if key not in self.originals:
-            shield_harness(module)
-            self.originals[key] = (module, module.__dict__.get(name, _UNSET))
-        self.dirty.add(key)
-
-    def _builtin(self, name, value):
-        real = builtins.__dict__.get(name, _UNSET)
-        stack = self.builtins.setdefault(name, [])
-        if value is real or (value is _UNSET and real is _UNSET):  # an undo (a patch's exit, monkeypatch's undo)
-            if stack:
-                stack.pop()
-        else:
-            stack.append(value)
-        space = self.test_globals
-        if space is not None:
-            if name not in self.shadowed:
-                self.shadowed[name] = space.get(name, _UNSET)
-            if stack and stack[-1] is not _UNSET:
-                space[name] = stack[-1]
-            else:
-                own = self.shadowed.pop(name) if not stack else _UNSET
-                if own is _UNSET:
-                    space.pop(name, None)
-                else:
-                    space[name] = own
-        self.dirty.add(("B", name))
-
-    # -- the worker's side
-
-    def sync(self, worker):
-        """What changed since the last request, as the operations the request carries (``"patch"``, applied by the
-        worker before it serves the request: see :func:`.peer.apply_patches`)."""
-        ops = []
-        if self.dirty:
-            dirty, self.dirty = self.dirty, set()
-            for key in dirty:
-                op = self._builtin_op(worker, key[1]) if key[0] == "B" else self._module_op(worker, key)
-                if op is not None:
-                    ops.append(op)
-        raw = _environ_raw()
-        if raw != self.env_seen:
-            self.env_seen = dict(raw)
-            ops += self._environment_ops(worker)
-        try:
-            cwd = os.getcwd()
-        except OSError:  # the tests removed it
-            cwd = self.cwd_sent
-        if cwd != self.cwd_sent:
-            self.cwd_sent = cwd
-            ops.append(["C", "", "restore", None] if cwd == self.cwd else ["C", "", "set", encode(cwd)])
-        ops += self.bridge.ops(lambda value: _encode(worker, value))
-        return ops
-
-    def _builtin_op(self, worker, name):
-        stack = self.builtins.get(name)
-        if not stack:
-            return ["B", name, "restore", None]
-        if stack[-1] is _UNSET:
-            return ["B", name, "del", None]
-        return ["B", name, "set", _encode(worker, stack[-1])]
-
-    def _module_op(self, worker, key):
-        module, original = self.originals[key]
-        name = key[1]
-        module_name = module.__dict__.get("__name__")
-        if module is self.solution:
-            target = "S"
-        elif _type(module_name) is not str or (module_name, name) in _NOT_SYNCED or name.startswith("__"):
-            return None
-        else:
-            target = module_name
-        current = module.__dict__.get(name, _UNSET)
-        if current is original:
-            return [target, name, "restore", None]
-        if current is _UNSET:
-            return [target, name, "del", None]
-        return [target, name, "set", _encode(worker, current)]
-
-    def _environment_ops(self, worker):
-        now = dict(os.environ)
-        ops = []
-        for name in set(now) | set(self.env) | set(self.env_sent):
-            if name == _PYTEST_VARIABLE:
-                continue
-            value = now.get(name)
-            want = ("restore",) if value == self.env.get(name) else ("set", value) if value is not None else ("del",)
-            if self.env_sent.get(name, ("restore",)) == want:
-                continue
-            if want[0] == "restore":
-                self.env_sent.pop(name, None)
-            else:
-                self.env_sent[name] = want
-            ops.append(["E", name, want[0], encode(value) if want[0] == "set" else None])
-        return ops
-
-
-def _encode(worker, value):
-    """A patch's value as the worker gets it: plain data by value, anything else lent (a remote object there)."""
-    try:
-        return encode(value, worker)
-    except Unserializable:
-        return as_reference(value, worker)
-
-
-def _install(patches, pytest):
-    """Route ``unittest.mock``'s and pytest's ``monkeypatch`` module's ``setattr``/``delattr`` through ``patches``."""
-    import unittest.mock
-
-    monkeypatch = getattr(getattr(pytest, "MonkeyPatch", None), "__module__", None) or "_pytest.monkeypatch"
-    for module in (unittest.mock, sys.modules.get(monkeypatch)):
-        if module is not None:
-            module.setattr = patches.setattr
-            module.delattr = patches.delattr
-
-
 def _skip_types(pytest):
     """The exceptions that make pytest skip or xfail a test, or stop the session: only the tests may raise them."""
     import unittest
@@ -415,7 +244,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     os.chdir(os.path.dirname(anchor))  # (a fork: the judge's own directory is unchanged)
     patches = Patches(solution)
     patches.cwd = patches.cwd_sent = None  # the worker is told the tests' directory before the first call
-    _install(patches, pytest)
+    install(patches, pytest)
     worker.before_request = patches.sync
 
     def renamed(name, value):  # the program rebound or deleted a module-level name: the tests' module says so too
@@ -426,6 +255,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
 
     worker.on_names = renamed
     worker.after_answer = lambda answer: patches.bridge.after(answer, worker)
+    patches.bridge.route_doctests(worker)
     worker.test_modules = worker.test_modules + (TEST_MODULE,)
     collect_errors = []
 
@@ -461,6 +291,17 @@ def _pytest_in_child(emit, worker, req, names, timeout):
 
     class Plugin:
         @pytest.hookimpl(tryfirst=True)
+        def pytest_pycollect_makeitem(self, collector, name, obj):
+            # An object of the program's in the tests' module (through `from solution import *`): its `test_*`
+            # functions run, as in the one process, but are never given the tests' fixtures (their parameters would
+            # hand it the tests' data); nothing else of the program's is collected.
+            if _type(obj) is not Remote:
+                return None
+            if _type(name) is str and name.startswith("test") and _callable(obj):
+                return pytest.Function.from_parent(collector, name=name, callobj=lambda: obj())
+            return []
+
+        @pytest.hookimpl(tryfirst=True)
         def pytest_pycollect_makemodule(self, module_path, parent):
             return TestFile.from_parent(parent, path=module_path)
 
@@ -471,7 +312,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
             return None
 
         def pytest_sessionstart(self, session):
-            _install(patches, pytest)  # an older pytest loads its monkeypatch module with its plugins
+            install(patches, pytest)  # an older pytest loads its monkeypatch module with its plugins
             if workdir:
                 os.chdir(workdir[0])
 
@@ -642,9 +483,17 @@ def judge_pytest(emit, worker, req, timeout):
                 failure["infra"] = True
             emit(failure)
             return 0
-        if "child_error" in record:  # pytest itself failed here: not the program's doing
+        if "child_error" in record:
+            if any("collected" in earlier for earlier in records):
+                # The tests' process ended once the program's code had run in it (a state it sent crashed it): the
+                # program's doing, never a None reward.
+                reason = "the tests' process ended while running the program's tests (%s)" % (record["child_error"],)
+                for i in range(len(req["tests"])):
+                    emit({"i": i, "ok": False, "error": reason[:500]})
+                emit(CRASH)
+                return len(req["tests"])
             emit({"load": "unsupported", "infra": True, "error": "pytest failed in the judge: %s" % (
-                record["child_error"],)})
+                record["child_error"],)})  # pytest itself failed before any test: not the program's doing
             return 0
         emit(record)
     return len(req["tests"])

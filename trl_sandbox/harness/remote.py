@@ -41,9 +41,10 @@ class Remote:
         # attribute.
         if name == "__module__" or name == "__doc__":
             try:
-                return object.__getattribute__(self, "_trl_op")("get", name=name)
+                value = object.__getattribute__(self, "_trl_op")("get", name=name)
             except TypeError:
                 raise AttributeError(name) from None
+            return ProgramText(value) if name == "__doc__" and _type(value) is str else value
         return object.__getattribute__(self, name)
 
     @property
@@ -199,3 +200,7 @@ class Remote:
     __lshift__, __rshift__, __matmul__ = _binary("lshift"), _binary("rshift"), _binary("matmul")
     del _compare, _unary, _binary
 
+
+class ProgramText(str):
+    """A docstring of the other side's object: text like any other, but ``doctest`` never runs its examples in this
+    process (the judge's runner sends them to the worker: see :meth:`.bridge.JudgeBridge.route_doctests`)."""

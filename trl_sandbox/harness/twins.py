@@ -145,16 +145,17 @@ def fill(obj, new):
     elif t in (dict, collections.OrderedDict, collections.Counter):
         obj.clear()
         obj.update(new)
-    else:  # an ndarray
-        if obj.dtype != new.dtype:
-            return  # a dtype cannot change in place
-        if obj.shape != new.shape:
-            try:
-                obj.resize(new.shape, refcheck=False)
-            except (ValueError, TypeError):  # a view or a foreign buffer: it cannot change shape in place
-                return
+    else:  # an ndarray: changed in place only with its shape and dtype (resizing it would free the memory of the
+        # views the other side's code holds)
+        if obj.shape != new.shape or obj.dtype != new.dtype:
+            raise ValueError("an array changed its shape or dtype in place")
         if obj.flags.writeable:
             obj[...] = new
+
+
+#: How many messages read a twin the other side forgot stays readable (the messages read meanwhile are nested
+#: requests made while decoding the one that named it: a remote object's hash).
+RETIRING_MESSAGES = 4096
 
 
 class Twins:
@@ -170,7 +171,10 @@ class Twins:
         self.next = 2 + side
         self.new = []
         self._sent = None
-        self.retiring = {}  # twins the other side forgot in the message being read: still named by its values
+        self.retiring = {}  # twins the other side forgot lately: still named by the values of messages being read
+        self.retired = collections.deque()  # (message count, id), oldest first
+        self.messages = 0  # messages read
+        self.filling = set()  # twins whose contents a message being read is setting
 
     def __len__(self):
         return len(self.objects)
@@ -227,20 +231,35 @@ class Twins:
         ``encode_contents(obj)``, which may make new twins), ``"twx"``, the twins nothing but this table holds any
         more, and ``"twn"``, the twins made since the last message. ``held(obj)``: how many references this side's
         harness keeps to ``obj`` besides the table (the judge's record of the program's values). Call :meth:`sent`
-        once the message is sent, or :meth:`unsent` when it could not be."""
-        self.retiring.clear()
+        once the message is sent, or :meth:`unsent` when it could not be. All or nothing: when a changed twin cannot
+        be encoded, what this call noted is undone and the exception (its ``twin``: that object) is raised.
+
+        A twin being filled by a message being read (a nested request while its contents are decoded: a remote
+        object's hash) has no fingerprint yet, or is in :attr:`filling`: it is neither compared nor dropped."""
         changed, previous = [], []
         if self.objects:
             fresh = {slot[0] for slot in self.new}
-            for tid, obj in list(self.objects.items()):
-                if tid in fresh:
-                    continue
-                now = fingerprint(obj)
-                if not same(self.seen.get(tid), now):
-                    previous.append((tid, self.seen.get(tid)))
-                    self.seen[tid] = now
-                    changed.append([tid, encode_contents(obj)])
-            del obj
+            busy = self.filling
+            obj = None
+            try:
+                for tid, obj in list(self.objects.items()):
+                    if tid in fresh or tid in busy or tid not in self.seen:
+                        continue
+                    now = fingerprint(obj)
+                    if not same(self.seen[tid], now):
+                        previous.append((tid, self.seen[tid]))
+                        self.seen[tid] = now
+                        changed.append([tid, encode_contents(obj)])
+            except BaseException as exc:
+                for tid, before in previous:
+                    self.seen[tid] = before
+                try:
+                    exc.twin = obj  # whose value it is (see .processes.Worker.not_sent)
+                except BaseException:  # noqa: BLE001
+                    pass
+                raise
+            finally:
+                del obj
         dropped = self._unheld(held) if self.objects else []
         for slot in self.new:
             if slot[1] is None:  # its contents could not be encoded (a discard that failed too, deep in a recursion)
@@ -257,13 +276,19 @@ class Twins:
 
     def _unheld(self, held):
         """The twins nothing but this side's tables (and its fingerprints) holds: forgotten here once the message
-        that says so is sent."""
+        that says so is sent. The count a twin has when only the table holds it is measured on a probe stored and
+        read the same way (an interpreter may borrow a reference where another counts it)."""
+        probe = {0: object()}
+        for key in probe:
+            obj = probe[key]
+            base = sys.getrefcount(obj)
         dropped = []
-        base = sys.getrefcount(object())  # the references a bare argument has in this loop
+        busy = self.filling
         for tid in list(self.objects):
             obj = self.objects[tid]
-            # The table, the local name, getrefcount's argument: 3 more than a bare object's 1 + base - 1.
-            extra = sys.getrefcount(obj) - base - 2
+            if tid in busy or tid not in self.seen:
+                continue
+            extra = sys.getrefcount(obj) - base
             if held is not None:
                 extra -= held(obj)
             if extra <= 0:
@@ -301,6 +326,9 @@ class Twins:
         dropped = msg.get("twx") or []
         if _type(new) is not list or _type(updates) is not list or _type(dropped) is not list:
             raise ValueError("bad twins")
+        self.messages += 1
+        while self.retired and self.retired[0][0] < self.messages - RETIRING_MESSAGES:
+            self.retiring.pop(self.retired.popleft()[1], None)
         made = []
         for entry in new:
             if _type(entry) is not list or len(entry) != 2:
@@ -313,25 +341,37 @@ class Twins:
                 self.objects[tid] = obj
                 self.ids[id(obj)] = tid
             made.append((tid, obj, payload))
-        # Arrays first (made whole: another new twin may hold one), then the containers, filled in place.
-        made.sort(key=lambda entry: entry[2][0] not in ("np", "npo"))
-        for tid, obj, payload in made:
-            if obj is None:
-                obj = decode(payload)
-                self.objects[tid] = obj
-                self.ids[id(obj)] = tid
-            else:
+        # Arrays first, made whole (a container may hold one): plain ones, then arrays of objects, inner ones first
+        # (an outer array is encoded, so listed, before the arrays it holds); then the containers, filled in place.
+        arrays = [entry for entry in made if entry[1] is None]
+        plain = [entry for entry in arrays if entry[2][0] != "npo"]
+        nested = [entry for entry in arrays if entry[2][0] == "npo"][::-1]
+        containers = [entry for entry in made if entry[1] is not None]
+        for tid, _, payload in plain + nested:
+            obj = decode(payload)
+            self.objects[tid] = obj
+            self.ids[id(obj)] = tid
+            self.seen[tid] = fingerprint(obj)
+        self.filling.update(tid for tid, _, _ in containers)
+        try:
+            for tid, obj, payload in containers:
                 fill(obj, decode(payload))
-            self.seen[tid] = fingerprint(obj)
-        for entry in updates:
-            if _type(entry) is not list or len(entry) != 2 or _type(entry[1]) is not list:
-                raise ValueError("bad twin update")
-            tid, payload = entry
-            obj = self.get(tid)
-            fill(obj, decode(payload))
-            self.seen[tid] = fingerprint(obj)
-            if changed is not None and tid % 2 == self.side:
-                changed(obj)
-        for tid in dropped:  # the message's values may still name them: kept for its reading, until the next message
+                self.seen[tid] = fingerprint(obj)
+                self.filling.discard(tid)
+            for entry in updates:
+                if _type(entry) is not list or len(entry) != 2 or _type(entry[1]) is not list:
+                    raise ValueError("bad twin update")
+                tid, payload = entry
+                obj = self.get(tid)
+                self.filling.add(tid)
+                fill(obj, decode(payload))
+                self.seen[tid] = fingerprint(obj)
+                self.filling.discard(tid)
+                if changed is not None and tid % 2 == self.side:
+                    changed(obj)
+        finally:
+            self.filling.clear()
+        for tid in dropped:  # the message's values may still name them: kept for reading, for a while
             self.retiring[tid] = self.get(tid)
+            self.retired.append((self.messages, tid))
             self.forget(tid)

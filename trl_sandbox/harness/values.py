@@ -36,15 +36,13 @@ import types
 from .base import (
     SOLUTION_MODULE,
     TESTS_MODULE,
-    Timeout,
     Unserializable,
-    WorkerDied,
     _callable,
     _getattr,
     _isinstance,
     _type,
-    describe,
 )
+from . import exceptions
 from .arrays import decode_array_like, decode_numpy_scalar, encode_array_like, encode_numpy_scalar, numpy_scalar_types
 from .remote import Remote
 from .twins import is_twin, is_twin_type
@@ -198,7 +196,7 @@ def encode(value, peer=None, depth=0, path=None):
         if _type(name) is str:
             return ["M", name, as_reference(value, peer)]
     if _isinstance(value, type) and issubclass(value, BaseException):
-        return _encode_exception_class(value, peer, depth)
+        return exceptions.encode_exception_class(value, peer, depth, _CODEC)
     name = _builtin_name(value)
     if name is not None:
         return ["B", name]
@@ -359,18 +357,6 @@ def base_value(obj):
     return base(dict.items(obj))
 
 
-def _encode_exception_class(cls, peer, depth):
-    """``["B", name]`` for a builtin exception class, else ``["X", module, qualname, handle, [bases]]``: the receiver
-    uses the class itself when it has it loaded (a standard library exception) and else makes one with that name
-    over the same bases."""
-    name = _builtin_name(cls)
-    if name is not None:
-        return ["B", name]
-    bases = [_encode_exception_class(b, peer, depth + 1) for b in cls.__bases__ if issubclass(b, BaseException)]
-    handle = peer.lend(cls) if peer is not None else None
-    return ["X", cls.__module__, cls.__qualname__, handle, bases]
-
-
 # -- values: decoding ------------------------------------------------------------------------------------------------
 
 
@@ -462,7 +448,7 @@ def decode(data, peer=None):
             raise ValueError("unknown enum %r" % (data[2],))
         return cls[strict_str(data[3])]
     if tag == "X":
-        return _exception_class(data, peer)
+        return exceptions.exception_class(data, peer, _CODEC)
     if tag in ("np", "npo", "pdI", "pdS", "pdF", "pdc", "pdx"):
         return decode_array_like(tag, data, peer, _CODEC)
     if tag == "M":
@@ -551,90 +537,14 @@ def _loaded_class(module_name, qualname):
     return obj if _isinstance(obj, type) else None
 
 
-def _exception_class(data, peer):
-    """The exception class for an ``["X", ...]`` reference: a standard library class this process has loaded (never
-    the harness's own), else a class made here with the same name over the same (resolved) bases, once per class."""
-    module, qualname, handle, bases = strict_str(data[1]), strict_str(data[2]), data[3], data[4]
-    if module not in (SOLUTION_MODULE, TESTS_MODULE):
-        cls = _loaded_class(module, qualname)
-        if cls is not None and issubclass(cls, BaseException):
-            return cls
-    def make():
-        resolved = tuple(b for b in (decode(b, peer) for b in bases) if _isinstance(b, type)) or (Exception,)
-        namespace = {"__module__": module, "__qualname__": qualname}
-        try:
-            made = _type(qualname.rsplit(".", 1)[-1], resolved, namespace)
-        except TypeError:  # incompatible layouts of several builtin bases: keep the first
-            made = _type(qualname.rsplit(".", 1)[-1], resolved[:1], namespace)
-        if not issubclass(made, BaseException):
-            raise ValueError("not an exception class")
-        return made
-
-    # One class per class of the other side, for the conversation's length (``except TheirError`` matches what
-    # is raised later); kept on the peer, so that it goes with it.
-    cache = peer.mirrors if peer is not None else _MIRRORS
-    return _cached_class(cache, (handle, module, qualname), make)
-
-
 def raise_from(info, peer):
-    """Raise, in this process, the exception the other side reported (``{"t": class, "args", "desc"}``)."""
-    try:
-        cls = decode(info["t"], peer)
-        if not (_isinstance(cls, type) and issubclass(cls, BaseException)) or cls in (Timeout, WorkerDied):
-            raise ValueError("not an exception class")
-    except Exception:  # noqa: BLE001 - an exception type we cannot rebuild: its description still tells
-        cls = RuntimeError
-    desc = str(info.get("desc", ""))[:2000]
-    args = None
-    if _type(info.get("args")) is list:
-        try:
-            args = tuple(decode(a, peer) for a in info["args"])
-        except Exception:  # noqa: BLE001
-            args = None
-    if args is None:
-        prefix = cls.__name__ + ": "
-        args = (desc[len(prefix):] if desc.startswith(prefix) else desc,)
-    try:
-        exc = cls(*args)
-    except Exception:  # noqa: BLE001 - a constructor with other arguments (JSONDecodeError): the args still tell
-        exc = cls.__new__(cls)
-        exc.args = args
-    attributes = info.get("attrs")
-    for entry in attributes if _type(attributes) is list else ():
-        try:
-            name = strict_str(entry[0])
-            if not name.startswith("__"):
-                setattr(exc, name, decode(entry[1], peer))
-        except Exception:  # noqa: BLE001 - one that does not decode or cannot be set is left out
-            pass
-    raise exc
+    """Raise, in this process, the exception the other side reported (see :func:`.exceptions.raise_from`)."""
+    return exceptions.raise_from(info, peer, _CODEC)
 
 
 def exception_info(exc, peer):
-    """What :func:`raise_from` needs to raise ``exc`` on the other side."""
-    info = {"desc": describe(exc)}
-    try:
-        info["t"] = _encode_exception_class(_type(exc), peer, 0)
-    except Exception:  # noqa: BLE001
-        info["t"] = ["B", "RuntimeError"]
-    try:
-        info["args"] = [encode(a) for a in exc.args]
-    except Exception:  # noqa: BLE001 - not values: the description is used instead
-        pass
-    attributes = []
-    try:
-        own = _getattr(exc, "__dict__", None)
-        for name, value in list(own.items()) if _type(own) is dict else ():
-            if _type(name) is str and not name.startswith("__"):
-                try:
-                    attributes.append([name, encode(value, peer)])
-                except Exception:  # noqa: BLE001 - one that cannot cross is left out
-                    pass
-    except Exception:  # noqa: BLE001 - an exception that refuses to be looked at
-        pass
-    if attributes:
-        info["attrs"] = attributes  # what its __init__ set (``InsufficientFunds(...).shortfall``)
-    return info
+    """What :func:`raise_from` needs to raise ``exc`` on the other side (see :func:`.exceptions.exception_info`)."""
+    return exceptions.exception_info(exc, peer, _CODEC)
 
 
 #: This module, as :mod:`.arrays` uses it.

@@ -110,6 +110,10 @@ class WorkerPeer(Peer):
             apply_patches(self, msg["patch"])
         if op == "load":
             return self.load(msg)
+        if op == "doctest" and self.bridge is not None:  # the program's docstring examples (see .bridge)
+            from .bridge import run_doctest
+
+            return run_doctest(self.namespace, msg)
         if op == "setrec":
             return sys.setrecursionlimit(int(msg["n"]))
         target = self.handles[msg["h"]]
