@@ -91,7 +91,10 @@ from trl_sandbox.errors import TaskFormatError  # noqa: E402
 from trl_sandbox.loading import read_jsonl  # noqa: E402
 
 ORACLE = r"""
-import builtins, contextlib, io, json, signal, sys
+import builtins, contextlib, io, json, os, signal, sys
+# The packages the sandbox offers (sympy...), as trl-sandbox's own harness adds them: the same environment on both
+# sides, so that a completion importing one is judged on its code, not on the environment.
+sys.path += [p for p in os.environ.get("TRL_SANDBOX_PACKAGES", "").split(os.pathsep) if p]
 req = json.loads(sys.stdin.read())
 class TimeoutException(Exception):
     pass
