@@ -21,6 +21,7 @@ and tests in one process (``exec``) or, for stdin programs, ``python -c`` with t
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import subprocess
 import sys
 import time
@@ -104,6 +105,18 @@ def plain_stdin() -> float:
     return time.perf_counter() - start
 
 
+def measure(scorer: Scorer, name: str, task: Task, program: str, runs: int, plain: Any) -> dict:
+    """One table row: ``program`` scored ``runs`` times (median execution seconds) against ``plain()``'s median."""
+    sandboxed, statuses = [], set()
+    for _ in range(runs):
+        (result,) = scorer.score([task], [program])
+        sandboxed.append(result.exec_s)
+        statuses.add(result.status)
+    baseline = median([plain() for _ in range(runs)])
+    return {"case": name, "status": "/".join(sorted(statuses)), "runs": runs, "sandbox s": median(sandboxed),
+            "plain Python s": baseline, "x plain": median(sandboxed) / baseline}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
@@ -115,41 +128,18 @@ def main() -> None:
         for name, program, test in KODCODE_CASES:
             progress(f"{name}: {args.runs} runs in a sandbox and in one pytest process")
             task = Task.from_row(kodcode_row(name, program, test))
-            sandboxed, statuses = [], set()
-            for _ in range(args.runs):
-                (result,) = scorer.score([task], [program])
-                sandboxed.append(result.exec_s)
-                statuses.add(result.status)
-            plain = median([plain_pytest(program, test) for _ in range(args.runs)])
-            rows.append({"case": name, "status": "/".join(sorted(statuses)), "runs": args.runs,
-                         "sandbox s": median(sandboxed), "plain Python s": plain,
-                         "x plain": median(sandboxed) / plain})
+            rows.append(measure(scorer, name, task, program, args.runs, lambda: plain_pytest(program, test)))
         if args.kodcode:
             print(table(rows, ["case", "status", "runs", "sandbox s", "plain Python s", "x plain"]))
             return
         for name, program, test in CASES:
             progress(f"{name}: {args.runs} runs in a sandbox and in plain Python")
             task = Task.from_row({"task_id": name, "test_list": [test]})
-            sandboxed, statuses = [], set()
-            for _ in range(args.runs):
-                (result,) = scorer.score([task], [program])
-                sandboxed.append(result.exec_s)
-                statuses.add(result.status)
-            plain = median([plain_exec(program, test) for _ in range(args.runs)])
-            rows.append({"case": name, "status": "/".join(sorted(statuses)), "runs": args.runs,
-                         "sandbox s": median(sandboxed), "plain Python s": plain,
-                         "x plain": median(sandboxed) / plain})
+            rows.append(measure(scorer, name, task, program, args.runs, lambda: plain_exec(program, test)))
         progress(f"stdin, {LINES:,} lines: {args.runs} runs in a sandbox and in plain Python")
         task = Task.from_row({"task_id": "stdin", "inputs": [STDIN], "outputs": [f"{sum(range(LINES))}\n"]})
-        sandboxed, statuses = [], set()
-        for _ in range(args.runs):
-            (result,) = scorer.score([task], [STDIN_PROGRAM])
-            sandboxed.append(result.exec_s)
-            statuses.add(result.status)
-        plain = median([plain_stdin() for _ in range(args.runs)])
-        rows.append({"case": f"stdin: {LINES:,} lines with sys.stdin.buffer.readline", "status":
-                     "/".join(sorted(statuses)), "runs": args.runs, "sandbox s": median(sandboxed),
-                     "plain Python s": plain, "x plain": median(sandboxed) / plain})
+        rows.append(measure(scorer, f"stdin: {LINES:,} lines with sys.stdin.buffer.readline", task, STDIN_PROGRAM,
+                            args.runs, plain_stdin))
     print(table(rows, ["case", "status", "runs", "sandbox s", "plain Python s", "x plain"]))
 
 

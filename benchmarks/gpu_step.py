@@ -98,11 +98,9 @@ def warm_start(model: Any, tokenizer: Any, rows: list[dict], steps: int, device:
     import torch
 
     rng = random.Random(seed)
-    examples = []
-    for row in rows:
-        prompt = tokenizer(row["prompt"]).input_ids
-        solution = tokenizer(row["canonical_solution"]).input_ids + [tokenizer.eos_token_id]
-        examples.append((prompt + solution, [-100] * len(prompt) + solution))
+    from trl_sandbox.tiny import padded_batch, supervised_examples
+
+    examples = supervised_examples(tokenizer, rows)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     warmup = max(1, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
@@ -110,11 +108,7 @@ def warm_start(model: Any, tokenizer: Any, rows: list[dict], steps: int, device:
     losses = []
     for _ in range(steps):
         batch = [rng.choice(examples) for _ in range(batch_size)]
-        width = max(len(ids) for ids, _ in batch)
-        pad = tokenizer.pad_token_id
-        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch], device=device)
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch], device=device)
-        attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch], device=device)
+        input_ids, labels, attention = padded_batch(batch, tokenizer.pad_token_id, device)
         loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

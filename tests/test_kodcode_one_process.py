@@ -12,6 +12,8 @@ says what the official process does.
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 
 from tests._official import trl_rewards
@@ -242,12 +244,16 @@ CASES: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+def row_of(name: str, test: str, entry: str, solution: str) -> dict:
+    """A KodCode-V1 row for case ``name`` (its question id made from the name)."""
+    return kodcode_row(f"Prefill_{zlib.crc32(name.encode()) % 90000 + 10000}_I", f"Implement {entry}.", solution, test,
+                       entry, "(*args)")
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_program_behaves_as_in_the_tests_process(scorer, name):
     test, entry, passes, fails = CASES[name]
-    row = kodcode_row(f"Prefill_{abs(hash(name)) % 90000 + 10000}_I", f"Implement {entry}.", passes, test, entry,
-                      "(*args)")
-    rewards = trl_rewards(scorer, row, [passes, fails])
+    rewards = trl_rewards(scorer, row_of(name, test, entry, passes), [passes, fails])
     assert rewards[0] == 1.0, (name, rewards)
     assert rewards[1] is not None and rewards[1] < 1.0, (name, rewards)
 
@@ -314,9 +320,7 @@ ATTACKS: dict[str, tuple[str, str, str]] = {
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_the_crossing_is_no_way_out_of_the_verdict(scorer, name):
     test, entry, program = ATTACKS[name]
-    row = kodcode_row(f"Prefill_{abs(hash(name)) % 90000 + 10000}_C", f"Implement {entry}.", program, test, entry,
-                      "(*args)")
-    (reward,) = trl_rewards(scorer, row, [program])
+    (reward,) = trl_rewards(scorer, row_of(name, test, entry, program), [program])
     assert reward is not None and reward < 1.0, (name, reward)
 
 
@@ -358,6 +362,4 @@ INTACT: dict[str, tuple[str, str, str]] = {
 @pytest.mark.parametrize("name", sorted(INTACT))
 def test_the_crossing_keeps_values_intact(scorer, name):
     test, entry, program = INTACT[name]
-    row = kodcode_row(f"Prefill_{abs(hash(name)) % 90000 + 10000}_C", f"Implement {entry}.", program, test, entry,
-                      "(*args)")
-    assert trl_rewards(scorer, row, [program]) == [1.0], name
+    assert trl_rewards(scorer, row_of(name, test, entry, program), [program]) == [1.0], name

@@ -160,6 +160,30 @@ def quickstart_tasks(split: str | None = None) -> list[dict[str, Any]]:
     return [r for r in rows if split is None or r["split"] == split]
 
 
+def supervised_examples(tokenizer: Any, rows: list[dict[str, Any]]) -> list[tuple[list[int], list[int]]]:
+    """``(input ids, labels)`` for next-token training on each row's ``prompt`` followed by its
+    ``canonical_solution`` and the end-of-sequence token, the prompt's labels masked out (-100, which
+    transformers' loss ignores)."""
+    examples = []
+    for row in rows:
+        prompt = tokenizer(row["prompt"]).input_ids
+        solution = tokenizer(row["canonical_solution"]).input_ids + [tokenizer.eos_token_id]
+        examples.append((prompt + solution, [-100] * len(prompt) + solution))
+    return examples
+
+
+def padded_batch(batch: list[tuple[list[int], list[int]]], pad: int, device: Any = None) -> tuple[Any, Any, Any]:
+    """``batch`` of :func:`supervised_examples` as ``(input_ids, labels, attention_mask)`` tensors of shape
+    ``(len(batch), longest)``, padded on the right (``pad`` ids, -100 labels, 0 attention), on ``device``."""
+    import torch
+
+    width = max(len(ids) for ids, _ in batch)
+    input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch], device=device)
+    labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch], device=device)
+    attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch], device=device)
+    return input_ids, labels, attention
+
+
 def warm_start(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], *, steps: int = 100,
                batch_size: int = 16, learning_rate: float = 3e-3, seed: int = 0) -> list[float]:
     """Supervised warm start: ``steps`` AdamW steps of next-token loss on the reference solutions
@@ -183,21 +207,13 @@ def warm_start(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], *, st
 
     rng = random.Random(seed)
     torch.manual_seed(seed)
-    examples = []
-    for row in rows:
-        prompt = tokenizer(row["prompt"]).input_ids
-        solution = tokenizer(row["canonical_solution"]).input_ids + [tokenizer.eos_token_id]
-        examples.append((prompt + solution, [-100] * len(prompt) + solution))
+    examples = supervised_examples(tokenizer, rows)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     model.train()
     losses = []
     for _ in range(steps):
         batch = [rng.choice(examples) for _ in range(batch_size)]
-        width = max(len(ids) for ids, _ in batch)
-        pad = tokenizer.pad_token_id
-        input_ids = torch.tensor([ids + [pad] * (width - len(ids)) for ids, _ in batch])
-        labels = torch.tensor([lab + [-100] * (width - len(lab)) for _, lab in batch])
-        attention = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids, _ in batch])
+        input_ids, labels, attention = padded_batch(batch, tokenizer.pad_token_id)
         loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
         loss.backward()
         optimizer.step()
