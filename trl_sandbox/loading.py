@@ -105,7 +105,7 @@ def load_tasks(
             that language, and ``chat`` prompts ask for it. Other languages than Python run stdin/stdout rows only.
             Default: each row's own, else the completion's code fence.
         codeforces_tests: A copy of open-r1/codeforces' ``generated_tests`` folder (its
-            ``test_cases_XXXX.parquet`` files, one per contest): each open-r1 Codeforces row gets its problem's
+            ``test_cases_NNNN.parquet`` files, one per contest): each open-r1 Codeforces row gets its problem's
             generated tests in ``generated_tests``, scored after its ``official_tests`` as open-r1 scores them (see
             :func:`trl_sandbox.formats.codeforces.add_generated_tests`; every test is then held in memory: with
             ``datasets``, ``dataset.map`` with that function keeps them on disk). Default: the official tests only.
@@ -150,7 +150,7 @@ def load_tasks(
 
         if not Path(codeforces_tests).is_dir():
             raise ConfigurationError(f"codeforces_tests: {str(codeforces_tests)!r} is not a directory (a copy of "
-                                     "open-r1/codeforces' generated_tests folder, with its test_cases_XXXX.parquet "
+                                     "open-r1/codeforces' generated_tests folder, with its test_cases_NNNN.parquet "
                                      "files)")
         rows = [add_generated_tests(row, codeforces_tests)
                 if (row.get("task_format") or detect_format(row)) == "codeforces" else row for row in rows]

@@ -113,7 +113,7 @@ def _warn_incomplete(row: Mapping[str, Any]) -> None:
     logger.warning(
         "trl-sandbox: open-r1/codeforces problem %s (and any other with official_tests_complete: false) is scored on "
         "its official_tests only%s; open-r1 also scores the problem's generated tests (the dataset's "
-        "generated_tests/test_cases_XXXX.parquet files). Supply them with load_tasks(..., codeforces_tests=FOLDER) "
+        "generated_tests/test_cases_NNNN.parquet files). Supply them with load_tasks(..., codeforces_tests=FOLDER) "
         "or trl_sandbox.formats.codeforces.add_generated_tests(row, FOLDER), or a generated_tests column of "
         "{input, output}.", row.get("id"),
         f" ({count} generated tests not supplied)" if isinstance(count, int) and not isinstance(count, bool) else "",
@@ -169,7 +169,7 @@ def add_generated_tests(row: Mapping[str, Any], folder: str | os.PathLike[str]) 
     """
     if not os.path.isdir(folder):
         raise ConfigurationError(f"codeforces_tests: {os.fspath(folder)!r} is not a directory (a copy of "
-                                 "open-r1/codeforces' generated_tests folder, with its test_cases_XXXX.parquet files)")
+                                 "open-r1/codeforces' generated_tests folder, with its test_cases_NNNN.parquet files)")
     out = dict(row)
     if supplied_generated_tests(row) is not None:
         return out
