@@ -74,7 +74,8 @@ def test_compare_specs_are_checked():
     assert parse_compare({"mode": "float", "integers": "tolerance"}) == {"mode": "float"}
     for bad, reason in [("fuzzy", "unknown judge"), ({"mode": "float", "tolerance": -1}, "tolerance"),
                         ({"mode": "float", "integers": "close"}, "integers"),
-                        ({"checker": "x", "language": "cpp"}, "Python checkers only"), ("{nope", "not valid JSON")]:
+                        ({"checker": "x", "language": "java"}, "language 'java' is not supported"),
+                        ({"checker": "x", "convention": "domjudge"}, "unknown convention"), ("{nope", "not valid JSON")]:
         with pytest.raises(TaskFormatError, match=reason):
             parse_compare(bad)
     with pytest.raises(Exception, match="sandbox_compare"):
@@ -542,7 +543,7 @@ def test_checker_files_cannot_be_forged(scorer):
 
 def test_interactive_and_file_mode(scorer):
     interactive = {**CODEFORCES, "interaction_format": "Interact with the jury's program through stdin/stdout."}
-    with pytest.raises(TaskFormatError, match="interactive problems are not supported"):
+    with pytest.raises(TaskFormatError, match="interactive problem and gives no interactor"):
         Task.from_row(interactive)
     file_mode = {**CODEFORCES, "input_mode": "file", "generated_checker": None}
     writes_file = "n = int(open('input.txt').read())\nopen('output.txt', 'w').write(f'1 {n-1}\\n')"

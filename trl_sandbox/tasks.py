@@ -35,7 +35,7 @@ from typing import Any
 from .banned import runtime_bans
 from .completions import close_header, continuation_code, extract_code, is_continuation
 from .errors import InfrastructureError, TaskFormatError
-from .formats import check_format, parse_compare, read_row
+from .formats import check_format, parse_compare, parse_interactor, read_row
 from .formats._common import str_list
 from .harness.base import record_mac
 from .languages import LANGUAGES, build_spec, row_language, solutions_language
@@ -177,6 +177,9 @@ class Task:
         solutions_language: The one language of the row's published solutions (code_contests' ``solutions``, see
             :func:`trl_sandbox.languages.solutions_language`), else None: a guess, used only for a completion whose
             code fence names no language when ``sandbox_language`` is not set.
+        interactor: An interactive problem's interactor (see :func:`trl_sandbox.formats.parse_interactor`): the
+            program's stdin and stdout are connected to it, and it decides each test, with the checker of
+            :meth:`judge_spec` then run on what it wrote to ``tout`` when the row gives one; else None.
     """
 
     task_id: str
@@ -204,6 +207,7 @@ class Task:
     files_only: bool = False
     language: str | None = None
     solutions_language: str | None = None
+    interactor: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -224,7 +228,10 @@ class Task:
         check_format(task_format)
         compare = parse_compare(row.get("compare"))
         banned = str_list(row, "banned_patterns", required=False)
-        task = cls(banned_patterns=banned, compare=compare, **read_row(row, task_format))
+        fields = read_row(row, task_format)
+        if "interactor" in row and not fields.get("interactor"):
+            fields["interactor"] = parse_interactor(row["interactor"])
+        task = cls(banned_patterns=banned, compare=compare, **fields)
         if task.format in ("humaneval", "call") and not task.prompt and not isinstance(row.get("prompt"), str):
             key = f"{task.format}:{task.task_id}"
             if key not in _WARNED_NO_PREFIX and len(_WARNED_NO_PREFIX) < 100:

@@ -50,11 +50,12 @@ from typing import Any
 
 from ..errors import TaskFormatError
 from . import apps, code_contests, codeforces, deepcoder, humaneval, kodcode, livecodebench, primeintellect, rstar, taco
-from ._common import JUDGE_NAMES, Format, interactive, limit_bytes, limit_seconds, parse_compare
+from ._common import JUDGE_NAMES, Format, interactive, limit_bytes, limit_seconds, parse_compare, parse_interactor
 from .humaneval import code_prefix
 
 __all__ = ["DATASET_FORMATS", "DEFAULT_JUDGES", "FORMATS", "OWN_FORMATS", "Format", "JUDGE_NAMES", "check_format",
-           "code_prefix", "detect_format", "limit_bytes", "limit_seconds", "parse_compare", "read_row"]
+           "code_prefix", "detect_format", "limit_bytes", "limit_seconds", "parse_compare", "parse_interactor",
+           "read_row"]
 
 #: Every format by name, in detection order: the public datasets' first, then trl-sandbox's own.
 FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (
@@ -114,7 +115,7 @@ def read_row(row: Mapping[str, Any], task_format: str | None = None) -> dict[str
 
     Raises:
         TaskFormatError: an unknown format name, a row whose format cannot be told from its fields (the message
-            lists them), a malformed or interactive row, or a row without tests.
+            lists them), a malformed row, an interactive row without an interactor, or a row without tests.
     """
     check_format(task_format)
     name = task_format or detect_format(row)
@@ -131,9 +132,10 @@ def read_row(row: Mapping[str, Any], task_format: str | None = None) -> dict[str
         )
     fmt = FORMATS[name]
     if fmt.dataset:
-        if interactive(row):
-            raise TaskFormatError("interactive problems are not supported")
         fields = fmt.read(row)
+        if interactive(row) and not fields.get("interactor"):
+            raise TaskFormatError(f"{name} row is an interactive problem and gives no interactor: it cannot be "
+                                  "judged (give its source in an 'interactor' field, see docs/datasets.md)")
         if not fields["tests"]:
             raise TaskFormatError(f"{name} task has no tests")
         natural = row.get("task_id", row.get(fmt.id_field)) if fmt.id_field else row.get("task_id")

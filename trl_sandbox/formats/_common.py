@@ -191,18 +191,96 @@ def function_fields(fn_name: Any, args: Sequence[Any], outputs: Sequence[Any], r
 
 
 def interactive(row: Mapping[str, Any]) -> bool:
-    """Whether the row is an interactive problem (its checker talks with the program: not supported)."""
+    """Whether the row is an interactive problem (an interactor talks with the program), by its ``interactive`` flag
+    or open-r1 Codeforces' ``interaction_format``."""
     return bool(row.get("interactive")) or bool(str(row.get("interaction_format") or "").strip())
+
+
+#: The languages a checker or an interactor may be written in, by the names rows use.
+JUDGE_PROGRAM_LANGUAGES = {"python": "python", "python3": "python", "py": "python", "cpp": "cpp", "c++": "cpp",
+                           "cc": "cpp", "cxx": "cpp", "c": "c"}
+#: How a checker is called and what its exit status means (see :mod:`trl_sandbox.harness.checkers`): testlib's
+#: ``checker input output answer`` (0 accepts, 7 points, 3 the checker failed), Kattis' output validators
+#: (``validator input judge_answer feedback_dir`` with the output on stdin; 42 accepts, 43 rejects) and open-r1's
+#: ``checker.py input correct_output solution_output``.
+CHECKER_CONVENTIONS = ("testlib", "kattis", "open-r1")
+#: How an interactor is called: testlib's ``interactor input tout answer`` and Kattis' interactive output validators.
+INTERACTOR_CONVENTIONS = ("testlib", "kattis")
+
+
+def _judge_program(value: Mapping[str, Any], key: str, conventions: tuple[str, ...], what: str) -> dict[str, Any]:
+    """A checker's or an interactor's spec: ``{key: SOURCE, "language", "convention", "files", "flags",
+    "points_max"}`` (``files``: extra files its source includes, name to text; ``flags``: extra arguments, Kattis'
+    ``validator_flags``; ``points_max``: the score that is full marks, for checkers that give points)."""
+    source = value[key]
+    if not isinstance(source, str) or not source.strip():
+        raise TaskFormatError(f"{what}: {key!r} must be the {what}'s source code")
+    language = JUDGE_PROGRAM_LANGUAGES.get(str(value.get("language") or "python").lower())
+    if language is None:
+        raise TaskFormatError(f"{what}: language {value.get('language')!r} is not supported; use one of "
+                              f"{', '.join(sorted(set(JUDGE_PROGRAM_LANGUAGES.values())))}")
+    convention = value.get("convention") or "testlib"
+    if convention not in conventions:
+        raise TaskFormatError(f"{what}: unknown convention {convention!r}; use {' or '.join(conventions)}")
+    files = value.get("files") or {}
+    if not isinstance(files, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and k and "/" not in k and not k.startswith(".")
+            for k, v in files.items()):
+        raise TaskFormatError(f"{what}: 'files' must map plain file names to their text")
+    flags = value.get("flags") or []
+    if isinstance(flags, str):
+        flags = flags.split()
+    if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+        raise TaskFormatError(f"{what}: 'flags' must be a list of strings")
+    spec: dict[str, Any] = {key: source, "language": language, "convention": convention}
+    if files:
+        spec["files"] = dict(files)
+    if flags:
+        spec["flags"] = list(flags)
+    if value.get("points_max") is not None:
+        try:
+            points_max = float(value["points_max"])
+        except (TypeError, ValueError):
+            points_max = 0.0
+        if not points_max > 0:
+            raise TaskFormatError(f"{what}: points_max must be a number > 0, got {value['points_max']!r}")
+        spec["points_max"] = points_max
+    return spec
+
+
+def parse_interactor(value: Any) -> dict[str, Any] | None:
+    """An interactor as a row's ``interactor`` field gives it: ``{"interactor": SOURCE, "language": "cpp" | "c" |
+    "python", "convention": "testlib" | "kattis", "files": {...}, "flags": [...]}``, JSON text of one, or the source
+    alone (a testlib interactor in C++). None when absent.
+
+    Raises:
+        TaskFormatError: not source code, an unknown language or convention.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise TaskFormatError(f"interactor: not valid JSON: {exc}") from None
+        else:
+            value = {"interactor": value, "language": "cpp"}
+    if not isinstance(value, Mapping) or "interactor" not in value:
+        raise TaskFormatError("interactor must be its source code or an object with an 'interactor' field")
+    return _judge_program(value, "interactor", INTERACTOR_CONVENTIONS, "interactor")
 
 
 def parse_compare(value: Any) -> dict[str, Any] | None:
     """A judge as a row's ``compare`` field or ``sandbox_compare`` gives it: a judge name (``"tokens"``), a dict
     ``{"mode": "float", "tolerance": 1e-6, "absolute_only": False, "ignore_case": False, "integers": "tolerance"}``
     (``"integers": "exact"``: an expected integer only by that integer), a checker ``{"checker": SOURCE,
-    "language": "python", "convention": "testlib" | "open-r1"}``, or JSON text of one of those.
+    "language": "python" | "cpp" | "c", "convention": "testlib" | "kattis" | "open-r1", "files": {name: text},
+    "flags": [...], "points_max": float}``, or JSON text of one of those.
 
     Raises:
-        TaskFormatError: an unknown judge name, a bad tolerance, or a checker in a language other than Python.
+        TaskFormatError: an unknown judge name, a bad tolerance, or a checker in an unknown language or convention.
     """
     if value is None or value == "":
         return None
@@ -218,16 +296,7 @@ def parse_compare(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, Mapping):
         raise TaskFormatError(f"compare must be a judge name or an object, got {type(value).__name__}")
     if "checker" in value:
-        source = value["checker"]
-        if not isinstance(source, str) or not source.strip():
-            raise TaskFormatError("compare: 'checker' must be the checker's source code")
-        language = str(value.get("language") or "python").lower()
-        if language not in ("python", "python3", "py"):
-            raise TaskFormatError(f"compare: {language} checkers are not supported yet (Python checkers only)")
-        convention = value.get("convention") or "testlib"
-        if convention not in ("testlib", "open-r1"):
-            raise TaskFormatError(f"compare: unknown checker convention {convention!r}; use testlib or open-r1")
-        return {"checker": source, "language": "python", "convention": convention}
+        return _judge_program(value, "checker", CHECKER_CONVENTIONS, "checker")
     mode = value.get("mode", "lines")
     if mode not in JUDGE_NAMES:
         raise TaskFormatError(f"compare: unknown judge {mode!r}; use one of {', '.join(JUDGE_NAMES)} or a checker")
