@@ -179,6 +179,10 @@ class SandboxConfig:
         sandbox_compile_timeout (`float`, *optional*, defaults to `30.0`):
             Seconds a compiler may run on one completion (C, C++, Java, Rust), on top of
             `sandbox_completion_timeout`.
+        sandbox_testlib_header (`str`, *optional*):
+            Path of an official `testlib.h` to build tasks' C++ checkers and interactors with (`trl-sandbox testlib
+            download` fetches a pinned release). Unset: the `TRL_SANDBOX_TESTLIB_H` environment variable, else
+            trl-sandbox's own implementation of testlib's API (see `trl_sandbox.testlib`).
         sandbox_max_sessions (`int`, *optional*, defaults to `64`):
             Most interpreter sessions (one sandbox each: `CodeEnvironment` rollouts) per training process at once,
             on top of the `sandbox_pool_size` scoring sandboxes. Session sandboxes are created as rollouts need
@@ -291,6 +295,11 @@ class SandboxConfig:
     sandbox_compile_timeout: float = field(
         default=30.0,
         metadata={"help": "Seconds a compiler may run on one completion (C, C++, Java, Rust)."},
+    )
+    sandbox_testlib_header: str | None = field(
+        default=None,
+        metadata={"help": "Official testlib.h for C++ checkers and interactors (default: $TRL_SANDBOX_TESTLIB_H, else "
+                  "trl-sandbox's own)."},
     )
 
     sandbox_max_sessions: int = field(

@@ -35,6 +35,7 @@ repeat.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import secrets
@@ -51,7 +52,8 @@ from .backends.base import ExecResult
 from .banned import find_banned_pattern
 from .completions import completion_text
 from .config import UNSCORED_STATUSES, reward_table
-from .errors import InfrastructureError, TaskFormatError
+from . import judge_programs
+from .errors import ConfigurationError, InfrastructureError, TaskFormatError
 from .harness.archive import HARNESS_NAME
 from .languages import LANGUAGES, completion_language, language_named
 from .pool import SandboxPool, rounds
@@ -157,6 +159,8 @@ class Scorer:
             the row's published solutions when they are all in one (code_contests), else Python.
         compile_timeout_s: Seconds a compiler may run on one completion (``sandbox_compile_timeout``), on top of
             ``completion_timeout_s``.
+        testlib_header: An official testlib.h for tasks' C++ checkers and interactors (``sandbox_testlib_header``);
+            default: ``TRL_SANDBOX_TESTLIB_H``, else trl-sandbox's own (see :mod:`trl_sandbox.judge_programs`).
 
     Raises:
         ConfigurationError: an unknown reward mode or a bad reward value.
@@ -179,11 +183,16 @@ class Scorer:
         time_limit_factor: float | None = None,
         language: str | None = None,
         compile_timeout_s: float = 30.0,
+        testlib_header: str | None = None,
     ) -> None:
         #: The config this scorer was built from (:meth:`from_config`), else None.
         self.config: Any = None
         self.language = language_named(language).name if language is not None else None
         self.compile_timeout_s = float(compile_timeout_s)
+        self.testlib_header = testlib_header
+        #: Tasks' checkers and interactors as requests carry them (compiled, self-tested), by :meth:`_judge` key.
+        self._judges: dict[str, dict[str, Any] | TaskFormatError] = {}
+        self._judge_locks: dict[str, anyio.Lock] = {}
         self.rewards = reward_table(reward_mode, reward_values)
         self.reward_mode = reward_mode
         self.pool = pool
@@ -244,6 +253,7 @@ class Scorer:
             time_limit_factor=getattr(config, "sandbox_time_limit_factor", None),
             language=getattr(config, "sandbox_language", None),
             compile_timeout_s=getattr(config, "sandbox_compile_timeout", 30.0),
+            testlib_header=getattr(config, "sandbox_testlib_header", None),
         )
         scorer.config = config  # the options of what uses this scorer's pool (CodeEnvironment)
         return scorer
@@ -416,6 +426,7 @@ class Scorer:
                 expected: tuple[Any, ...] = ()
                 if task.format == "call":
                     args, expected = await self._reference(task)
+                judge = await self._judge(task) if task.format == "stdio" else None
                 request = task.request(
                     code,
                     test_timeout_s=task.test_timeout_s(self.test_timeout_s, self.time_limit_factor),
@@ -426,6 +437,7 @@ class Scorer:
                     compare=self.compare,
                     language=language,
                     compile_timeout_s=self.compile_timeout_s,
+                    judge=judge,
                 )
                 key = self._record_key()
                 result = await self._run_harness(request, timing, self.budget_s(task), key=key)
@@ -485,6 +497,58 @@ class Scorer:
         with anyio.move_on_after(15.0):
             return await self.pool.backend.health_check(sandbox, timeout_s=10.0)
         return False
+
+    async def _judge(self, task: Task) -> dict[str, Any] | None:
+        """The ``compare`` and ``interactor`` of ``task``'s requests when it has a checker or an interactor: C and C++
+        ones compiled (once per build, see :mod:`trl_sandbox.judge_programs`), and its checker self-tested once,
+        in a sandbox, before its first use. Raises TaskFormatError (``invalid_task``) for a task whose checker or
+        interactor does not compile or whose checker fails its self-test (quarantined)."""
+        compare, interactor = task.judge_spec(self.compare), task.interactor
+        if "checker" not in compare and not interactor:
+            return None
+        key = hashlib.sha256(json.dumps([task.task_id, compare, interactor, task.tests[:2], task.outputs[:2]],
+                                        sort_keys=True).encode()).hexdigest()
+        cached = self._judges.get(key)
+        if cached is None:
+            async with self._judge_locks.setdefault(key, anyio.Lock()):
+                cached = self._judges.get(key)
+                if cached is None:
+                    try:
+                        cached = await self._prepare_judge(task, compare, interactor)
+                    except TaskFormatError as exc:
+                        cached = TaskFormatError(f"task {task.task_id}: {exc}")
+                    self._judges[key] = cached
+        if isinstance(cached, TaskFormatError):
+            raise cached
+        return cached
+
+    async def _prepare_judge(self, task: Task, compare: dict[str, Any], interactor: dict[str, Any] | None
+                             ) -> dict[str, Any]:
+        static = not self.pool.backend.shares_host_libraries
+
+        def build() -> dict[str, Any]:
+            fields = {"compare": judge_programs.request_spec(compare, static=static, testlib=self.testlib_header)}
+            if interactor:
+                fields["interactor"] = judge_programs.request_spec(interactor, static=static,
+                                                                   testlib=self.testlib_header)
+            return fields
+
+        try:
+            fields = await anyio.to_thread.run_sync(build)
+        except ConfigurationError as exc:  # no compiler here: the task cannot be judged, nor held against the model
+            logger.error("trl-sandbox: %s", exc)
+            raise TaskFormatError(str(exc)) from None
+        request = judge_programs.selftest_request(task, fields["compare"], max(self.test_timeout_s or 0.0, 10.0))
+        if request is not None:
+            record_key = self._record_key()
+            result = await self._run_harness(request, key=record_key)
+            records = harness_records(result.stdout, record_key)
+            if not any(r.get("done") is not None for r in records):
+                raise InfrastructureError(f"the checker's self-test did not complete: {_output_tail(result)}")
+            problem = judge_programs.selftest_problem(records)
+            if problem is not None:
+                raise TaskFormatError(f"quarantined: {problem}")
+        return fields
 
     async def _reference(self, task: Task) -> tuple[tuple[str, ...], tuple[Any, ...]]:
         """The (argument literals, expected outputs) of a ``call`` task, computed once per task in its own run."""

@@ -364,6 +364,7 @@ class Task:
         compare: dict[str, Any] | None = None,
         language: str = "python",
         compile_timeout_s: float = 30.0,
+        judge: dict[str, Any] | None = None,
     ) -> dict:
         """The harness request (JSON-able dict) that runs ``code`` against this task's tests.
 
@@ -379,16 +380,19 @@ class Task:
             language: The language ``code`` is in; other than ``python``, only for ``stdio`` tasks: the program is
                 the code alone, compiled and run by the harness (see :mod:`trl_sandbox.languages`).
             compile_timeout_s: Seconds the compiler may run (``sandbox_compile_timeout``).
+            judge: ``stdio`` tasks: the request's ``compare`` and ``interactor`` as the scorer prepared them (a
+                compiled checker's or interactor's binary in place of its source, see
+                :mod:`trl_sandbox.judge_programs`); default: :meth:`judge_spec` and :attr:`interactor` as they are.
         """
         if LANGUAGES[language].native:
             if self.format != "stdio":
                 raise ValueError(f"{language} code runs stdin/stdout tasks only, not {self.format} tasks")
             return {"mode": "stdio", "program": code, "test_timeout_s": test_timeout_s, "output_limit": output_limit,
                     "stop_on_failure": stop_on_failure, "tests": list(self.tests), "expected": list(self.outputs),
-                    "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
+                    "memory_limit_bytes": self.memory_limit_bytes,
                     "files": list(self.files) or None, "files_only": self.files_only,
                     "nonzero_exit": self.nonzero_exit, "build": build_spec(language, self.memory_limit_bytes, code),
-                    "compile_timeout_s": compile_timeout_s}
+                    "compile_timeout_s": compile_timeout_s, **self._judge_fields(compare, judge)}
         base = {
             "program": self.program(code),
             "test_timeout_s": test_timeout_s,
@@ -411,9 +415,18 @@ class Task:
             return {"mode": "pytest", "setup": self.setup, "tests": list(self.tests), "module": "solution",
                     "entries": list(self.entry_points), **base}
         return {"mode": "stdio", "tests": list(self.tests), "expected": list(self.outputs),
-                "compare": self.judge_spec(compare), "memory_limit_bytes": self.memory_limit_bytes,
+                "memory_limit_bytes": self.memory_limit_bytes,
                 "files": list(self.files) or None, "files_only": self.files_only, "nonzero_exit": self.nonzero_exit,
-                **base}
+                **base, **self._judge_fields(compare, judge)}
+
+    def _judge_fields(self, compare: dict[str, Any] | None, judge: dict[str, Any] | None) -> dict[str, Any]:
+        """A ``stdio`` request's ``compare`` and ``interactor``: ``judge`` (prepared by the scorer) over this task's
+        own (:meth:`judge_spec`, :attr:`interactor`)."""
+        fields: dict[str, Any] = {"compare": self.judge_spec(compare)}
+        if self.interactor:
+            fields["interactor"] = self.interactor
+        fields.update(judge or {})
+        return fields
 
     # -- reference outputs (call tasks) --------------------------------------------------------------------------
 

@@ -172,7 +172,7 @@ class Server:
         self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         self.devnull = os.open(os.devnull, os.O_RDWR)
         runs = cfg["runs"]
-        options = "size=%d,nr_inodes=%d,mode=0711" % (cfg["scratch_size"], cfg.get("scratch_inodes", 4096) + SLOTS)
+        options = "size=%d,nr_inodes=%d,mode=0711" % (cfg["scratch_size"], cfg.get("scratch_inodes", 4096) + SLOTS + 1)
         if libc.mount(b"tmpfs", runs.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
             raise OSError(ctypes.get_errno(), "mounting the sandbox's scratch tmpfs failed")
         # One slot for the workers (the judge asks for one at a time, and each is reaped and its slot emptied
@@ -181,7 +181,9 @@ class Server:
         self.slots = [self.worker_slot]
         for i in range(SLOTS):
             self.slots.append(os.path.join(runs, str(i)))
-        for path in self.slots:
+        # The judge's own temporary directory (a Kattis validator's feedback_dir): in no worker's Landlock domain.
+        self.judge_slot = os.path.join(runs, "j")
+        for path in [*self.slots, self.judge_slot]:
             os.mkdir(path, 0o700)
             os.chown(path, self.uid, self.gid)
         self.free = self.slots[1:]
@@ -227,7 +229,8 @@ class Server:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         landlock = cfg.get("landlock")
         if landlock:
-            ruleset = _landlock.create_ruleset(landlock["ro"], self.slots, landlock["dev"], abi=landlock["abi"],
+            ruleset = _landlock.create_ruleset(landlock["ro"], [*self.slots, self.judge_slot], landlock["dev"],
+                                               abi=landlock["abi"],
                                                list_only=landlock.get("ls", ()))
             try:
                 _landlock.restrict_self(ruleset, libc)
@@ -303,6 +306,10 @@ class Server:
             for name, value in kept.items():  # where the judge imports pytest (and the tests' packages) from
                 if value:
                     os.environ[name] = value
+            os.environ["TMPDIR"] = self.judge_slot
+            import tempfile
+
+            tempfile.tempdir = self.judge_slot
             spawn = _Spawner(judge_end, self.harness)
             self.harness.server.serve(self.host_judge_fd, spawn)
         except BaseException as exc:  # noqa: BLE001

@@ -168,6 +168,10 @@ class Backend(abc.ABC):
     #: ``/proc/<pid>/fd/1``). The scorer then sends a secret key in each request and keeps only the records the judge
     #: signed with it (see :func:`trl_sandbox.harness.base.record_mac`).
     authenticate_records: bool = False
+    #: Whether the sandboxes share this machine's system libraries: a task's compiled checker or interactor is then
+    #: linked against them (small); else it is linked statically, to run in any Linux image (see
+    #: :mod:`trl_sandbox.judge_programs`).
+    shares_host_libraries: bool = False
 
     async def start(self) -> None:
         """Validate configuration and check that the backend can work. Default: nothing to check.

@@ -127,6 +127,7 @@ class LocalBackend(Backend):
     """
 
     name = "local"
+    shares_host_libraries = True  # its sandboxes run this machine's /usr and /lib, read-only
 
     def __init__(
         self,

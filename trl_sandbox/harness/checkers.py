@@ -1,25 +1,38 @@
 """Checker programs (special judges): a task's own program that decides whether an output is right.
 
-Two conventions: testlib's ``checker input output answer`` (exit code 0 accepts, 3 means the checker failed) and
-open-r1's ``checker.py input correct_output solution_output``, given its files as ``guipenedo/piston``'s
-``packages/codeforces/1.0.0/run`` writes them (:func:`open_r1_files`) and accepted as open-r1's ``cf_scoring.py``
-accepts it (exit code 0, its stdout ``1`` or ``100`` once its whitespace is removed).
+Three conventions:
 
-A checker runs in a fork of the judge, never in the program's process, once the program's output is final
-(:func:`run_checker`). Its three files are real files that only it can reach (:func:`_memory_files`).
+- testlib's ``checker input output answer`` (``registerTestlibCmd``; the codes of testlib.h's ``TResult``): exit 0
+  accepts; 1 (wrong answer), 2 (presentation error), 4 (extra output) and 8 (unexpected end of the output) reject;
+  7 gives points (``quitp``: ``points X`` leads its message, or, Frontier-CS's form, a ``Ratio: X`` line); 3
+  (``_fail``) means the checker found the jury's data wrong: the task's fault, never the program's. Its message
+  goes to stderr (DMOJ's judge reads ``points X`` there too);
+- Kattis' output validators (problemtools' ``default_validator`` convention, ``doc/output_validators``):
+  ``validator input judge_answer feedback_dir [flags]`` with the program's output on stdin; exit 42 accepts, 43
+  rejects, anything else is a judge error; a score in ``feedback_dir/score.txt``;
+- open-r1's ``checker.py input correct_output solution_output``, given its files as ``guipenedo/piston``'s
+  ``packages/codeforces/1.0.0/run`` writes them (:func:`open_r1_files`) and accepted as open-r1's ``cf_scoring.py``
+  accepts it (exit code 0, its stdout ``1`` or ``100`` once its whitespace is removed).
+
+A checker is Python source (run in a fork of the judge) or a compiled program (the host compiled it once per problem,
+see ``trl_sandbox/judge_programs.py``; the request carries the binary, run here from a sealed memory file). Either
+way it runs once the program's output is final, never in the program's process, and its files are real files only
+it can reach (:func:`_memory_file`).
 """
 
 import builtins
 import ctypes
 import io
 import os
+import re
 import select
 import signal
+import stat
 import sys
 import time
 
 from .base import PR_SET_DUMPABLE, Timeout, _type, compiled, short_repr
-from .wire import close_fds_except, write_all
+from .wire import close_fds_except, read_up_to, write_all
 
 #: The names of a checker's three files, by convention: testlib's ``checker input output answer`` and open-r1's
 #: ``checker.py input correct_output solution_output`` (used where the files are a directory's, see
@@ -81,20 +94,6 @@ def _memory_files_work():
     return _MEMORY_FILES[0]
 
 
-def _memory_files(datas):
-    """In the checker's process: its files as memory files (``memfd_create``), named ``/proc/self/fd/N``. They are
-    real files to the checker (``open`` in any mode, ``pathlib``, ``os.path.getsize``) and exist in no directory:
-    nothing else in the sandbox can open them (the checker's process is not dumpable, so its ``/proc`` descriptors
-    are closed to every other process of its uid, the program's included), nor replace them."""
-    paths = []
-    for i, data in enumerate(datas):
-        fd = os.memfd_create("checker-file-%d" % i, 0)  # inherited by the checker's own children
-        write_all(fd, data)
-        os.lseek(fd, 0, os.SEEK_SET)
-        paths.append("/proc/self/fd/%d" % fd)
-    return paths
-
-
 def _private_files(names, datas):
     """Where memory files cannot be named: the three files in a fresh directory (``mkdtemp``: mode 0700, owned by
     the judge's uid, a name no one can know before), removed after the check (:func:`_remove`). Returns the
@@ -139,85 +138,257 @@ def _limit_cpu(seconds):
     resource.setrlimit(resource.RLIMIT_CPU, (min(cpu, hard), hard))
 
 
-def _check_in_child(source, datas, paths, seconds, out_w):
-    """The checker's process (a fork of the judge): stdout is ``out_w``, the verdict is the exit status. Never
-    returns."""
+#: Compiled judge programs of this judge process, by the sha256 of their bytes: a sealed, read-only memory file each
+#: (a long-lived judge server writes each once), at most :data:`_BINARIES_KEPT` of them.
+_BINARIES = {}
+_BINARIES_KEPT = 64
+_F_ADD_SEALS = 1033
+_SEALS = 0x0001 | 0x0002 | 0x0004 | 0x0008  # F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE
+
+
+def binary_fd(spec):
+    """A read-only descriptor of the compiled judge program of ``spec`` (``{"binary": base64, "sha256"}``): a memory
+    file, sealed against any change (``F_SEAL_WRITE``...), kept for later requests. Raises ValueError when the bytes do
+    not have the sha256 the request names."""
+    import base64
+    import fcntl
+    import hashlib
+
+    sha = str(spec.get("sha256") or "")
+    fd = _BINARIES.get(sha)
+    if fd is not None:
+        return fd
+    data = base64.b64decode(spec["binary"])
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise ValueError("the judge program's bytes do not match their sha256")
+    rw = os.memfd_create("judge-program", os.MFD_CLOEXEC | 0x0002)  # MFD_ALLOW_SEALING
     try:
-        os.dup2(out_w, 1)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        os.dup2(devnull, 0)
-        os.dup2(devnull, 2)
-        close_fds_except(())
+        write_all(rw, data)
+        os.fchmod(rw, 0o500)
+        fcntl.fcntl(rw, _F_ADD_SEALS, _SEALS)
+        fd = os.open("/proc/self/fd/%d" % rw, os.O_RDONLY | os.O_CLOEXEC)  # no writer left: exec needs none
+    finally:
+        os.close(rw)
+    if len(_BINARIES) >= _BINARIES_KEPT:
+        os.close(_BINARIES.pop(next(iter(_BINARIES))))
+    _BINARIES[sha] = fd
+    return fd
+
+
+def start_judge_program(spec, args, fds, seconds, files=(), name="checker", started_on=1):
+    """Fork the checker or interactor of ``spec`` (trusted task code) with ``args`` after its name, descriptors
+    ``fds`` (``(stdin, stdout, stderr)``) as 0, 1 and 2, and no other but ``files`` (its memory files, named by
+    ``args``) and, for a compiled one, its binary. It is not dumpable (until it executes a binary), holds nothing of
+    the judge's (not its result channel, not its connection to the host), and has ``seconds`` of CPU time. A Python
+    one runs as ``__main__`` in the fork (``sys.argv``, ``sys.stdin`` and ``sys.stdout`` on 0 and 1); a compiled one
+    is executed from its memory file (:func:`binary_fd`). Before either starts, the child writes :data:`_STARTED` to
+    its descriptor ``started_on`` (its stdout; an interactor's stderr, its stdout being the program's input).
+    Returns the pid. Raises OSError or ValueError when it cannot be prepared."""
+    program = binary_fd(spec) if spec.get("binary") else None
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        keep = set(files)
+        if program is not None:
+            keep.add(program)
+        close_fds_except(keep)
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL if program is not None else signal.SIG_IGN)
         _limit_cpu(seconds)
-        if paths is None:
-            paths = _memory_files(datas)
-        write_all(1, _STARTED)
+        write_all(started_on, _STARTED)
     except BaseException:  # noqa: BLE001 - no verdict: the parent sees no start byte
         os._exit(3)
-    sys.argv = ["checker.py", *paths]
-    sys.stdin = io.StringIO("")
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+    argv = [name, *[str(a) for a in args], *[str(f) for f in spec.get("flags") or ()]]
+    if program is not None:
+        try:
+            os.execv("/proc/self/fd/%d" % program, argv)
+        except BaseException:  # noqa: BLE001
+            os._exit(3)
+    sys.argv = argv
     code = 0
     try:
-        exec(compiled(source, "<checker>"), {"__name__": "__main__", "__builtins__": builtins})
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
+        exec(compiled(spec[name], "<%s>" % name), {"__name__": "__main__", "__builtins__": builtins})
     except SystemExit as exc:
         code = exc.code if _type(exc.code) is int else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - a checker that crashes rejects (exit code 1, as Python's)
+    except BaseException:  # noqa: BLE001 - a checker that crashes exits as Python would (1)
         code = 1
-    try:
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001
+            pass
     os._exit(code & 0xFF)
 
 
-def run_checker(compare, input_text, output, answer, worker):
-    """Judge one output with the task's checker program (a special judge), run in a fork of the judge after the
-    program's output is final: it never shares a process with the program, and its three files are memory files
-    only it can open (:func:`_memory_files`; where ``/proc`` cannot name them, files of a fresh 0700 directory of the
-    judge's, removed after), so nothing the program left behind or still runs can read or change them. Its verdict
-    is its exit status and its stdout, nothing else: the fork keeps no descriptor of the judge (not its result
-    channel, not its connection to the host), so even a checker that runs what the program printed (``eval``)
-    cannot write the judge's records.
+#: testlib's exit codes (testlib.h ``TResult``, ``_pc(n)`` aside) and what each means here.
+TESTLIB_CODES = {0: "ok", 1: "wrong answer", 2: "presentation error", 3: "fail", 4: "extra output", 7: "points",
+                 8: "unexpected end of output"}
+_POINTS = re.compile(r"^\s*points\s+([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.I)
+_RATIO = re.compile(r"Ratio(?:Unbounded)?:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
-    ``compare``: ``{"checker": source, "language": "python", "convention": "testlib" | "open-r1"}``. testlib: the
-    files ``input output answer`` as they are; exit code 0 accepts, 3 (``_fail``) means the checker itself failed.
-    open-r1: the files ``input correct_output solution_output`` as piston's runner writes them
-    (:func:`open_r1_files`); accepted when it exits with 0 and its stdout, whitespace removed, is ``1`` or ``100``.
-    Returns True, or a failing record (``{"ok": False, "error"}``, or ``{"ok": False, "invalid"}`` when the checker
-    failed, timed out or could not start: the task's fault, not the program's)."""
+
+def score_fraction(value, points_max=None):
+    """A checker's score as the fraction of full marks in [0, 1]: ``value / points_max`` when the task states the
+    maximum, else ``value`` itself (testlib's ``quitp`` with a fraction, Frontier-CS's ``Ratio:``); None when it is
+    not a finite number."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    if points_max:
+        number /= float(points_max)
+    return min(1.0, max(0.0, number))
+
+
+def testlib_verdict(code, message, points_max=None, what="checker"):
+    """The verdict of a testlib checker or interactor from its exit code and message (stdout and stderr): True
+    (``_ok``, or points that are full marks), ``{"ok": False, "error", "score"?}`` (rejected; with partial points, the
+    fraction in ``score``), or ``{"ok": False, "invalid"}`` (``_fail``, or an exit code testlib never gives). Points
+    come from a ``Ratio: X`` line (Frontier-CS's checkers print one) else the ``points X`` that leads testlib's
+    message (exit 7)."""
+    tail = short_repr(message.strip()[-300:])
+    ratio = _RATIO.search(message)
+    if code == 0 and ratio is None:
+        return True
+    if code == 3:
+        return {"ok": False, "invalid": "the %s failed (testlib _fail, exit code 3): %s" % (what, tail)}
+    if code in (0, 7):
+        found = ratio or _POINTS.search(message)
+        score = score_fraction(found.group(1), points_max) if found else None
+        if score is None:
+            return {"ok": False, "invalid": "the %s gave points it did not state (exit code %d): %s"
+                    % (what, code, tail)}
+        if score >= 1.0:
+            return True
+        return {"ok": False, "score": score, "error": "partial score %.4g from the %s: %s" % (score, what, tail)}
+    if code in TESTLIB_CODES:
+        return {"ok": False, "error": "rejected by the %s (%s): %s" % (what, TESTLIB_CODES[code], tail)}
+    return {"ok": False, "invalid": "the %s exited with code %d, which testlib never gives: %s" % (what, code, tail)}
+
+
+def kattis_verdict(code, feedback, points_max=None, what="output validator"):
+    """The verdict of a Kattis validator (problemtools): exit 42 accepts (with the fraction of ``score.txt`` when it
+    wrote one below full marks: ``score``), 43 rejects, any other code is a judge error (``invalid``). ``feedback``:
+    the texts it wrote to ``feedback_dir`` by file name."""
+    message = (feedback.get("judgemessage.txt") or feedback.get("teammessage.txt") or "").strip()
+    if code == 43:
+        return {"ok": False, "error": "rejected by the %s: %s" % (what, short_repr(message[-300:]))}
+    if code != 42:
+        return {"ok": False, "invalid": "the %s exited with code %d (a judge error: 42 accepts, 43 rejects): %s"
+                % (what, code, short_repr(message[-300:]))}
+    if "score.txt" in feedback and points_max:
+        score = score_fraction(feedback["score.txt"].strip(), points_max)
+        if score is None:
+            return {"ok": False, "invalid": "the %s wrote a score.txt that is not a number" % what}
+        if score < 1.0:
+            return {"ok": False, "score": score, "error": "partial score %.4g from the %s" % (score, what)}
+    return True
+
+
+def feedback_dir():
+    """A fresh directory for a Kattis validator's ``feedback_dir`` (``mkdtemp``: mode 0700, a name no one can know
+    before) in the judge's temporary directory, where the program cannot write (the local backend's judge has a
+    directory of its own; a remote sandbox's program runs as ``nobody``)."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="trl-feedback-")
+
+
+def read_feedback(home):
+    """The texts a Kattis validator wrote to ``home`` (its ``feedback_dir``), by file name: the first 64 KiB of each
+    regular file."""
+    texts = {}
+    try:
+        names = os.listdir(home)
+    except OSError:
+        return texts
+    for entry in names[:32]:
+        path = os.path.join(home, entry)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                texts[entry] = read_up_to(fd, 65536).decode("utf-8", errors="replace")
+        finally:
+            os.close(fd)
+    return texts
+
+
+def run_checker(compare, input_text, output, answer, worker):
+    """Judge one output with the task's checker program (a special judge), run after the program's output is final
+    (:func:`start_judge_program`): it never shares a process with the program, and its files are memory files only
+    it can open (:func:`_memory_file`; where ``/proc`` cannot name them, files of a fresh 0700 directory of the
+    judge's, removed after), so nothing the program left behind or still runs can read or change them. Its verdict
+    is its exit status, its messages and (Kattis) its ``feedback_dir``, nothing else: even a checker that runs what
+    the program printed (``eval``) cannot write the judge's records.
+
+    ``compare``: ``{"checker": source, "language": "python"}`` or ``{"checker", "binary": base64, "sha256"}`` (a
+    compiled checker), with ``convention`` (``testlib`` | ``kattis`` | ``open-r1``, see the module docstring),
+    ``flags`` and ``points_max``. Returns True, or a failing record (``{"ok": False, "error", "score"?}``, or
+    ``{"ok": False, "invalid"}`` when the checker failed, timed out or could not start: the task's fault, not the
+    program's)."""
     convention = compare.get("convention") or "testlib"
     if convention == "open-r1":
         texts = open_r1_files(input_text, answer, output)
+    elif convention == "kattis":
+        texts = (input_text, answer)
     else:
         convention = "testlib"
         texts = (input_text, output, answer)
     datas = [text.encode("utf-8", errors="replace") for text in texts]
-    home = paths = None
-    if not _memory_files_work():
-        try:
-            home, paths = _private_files(_CHECKER_FILES[convention], datas)
-        except OSError as exc:
-            return {"ok": False, "invalid": "the checker's files could not be written: %s" % (exc,)}
     seconds = CHECKER_TIMEOUT_S
     deadline = time.monotonic() + seconds
-    if worker.cap is not None:
+    if worker is not None and worker.cap is not None:
         deadline = min(deadline, worker.cap)
+    home = feedback = None
+    opened = []
+    r = w = None
     try:
+        if _memory_files_work():
+            opened = [_memory_file(i, data) for i, data in enumerate(datas)]
+            paths = ["/proc/self/fd/%d" % fd for fd in opened]
+        else:
+            names = _CHECKER_FILES.get(convention, _CHECKER_FILES["testlib"])
+            home, paths = _private_files(names[:len(datas)], datas)
+        stdin = None
+        if convention == "kattis":
+            feedback = feedback_dir()
+            stdin = _memory_file(9, output.encode("utf-8", errors="replace"))
+            opened.append(stdin)
+            paths = [*paths, feedback + "/"]
+        devnull = os.open(os.devnull, os.O_RDWR)
+        opened.append(devnull)
         r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            _check_in_child(compare["checker"], datas, paths, seconds, w)
+        # testlib writes its verdict to stderr; open-r1's checker answers on stdout alone.
+        fds = (stdin if stdin is not None else devnull, w, devnull if convention == "open-r1" else w)
+        pid = start_judge_program(compare, paths, fds, seconds, files=opened, name="checker")
         os.close(w)
+        w = None
         started, printed, timed_out, status = _wait_checker(pid, r, deadline)
+        r = None
+        found = read_feedback(feedback) if feedback is not None else {}
+    except (OSError, ValueError) as exc:
+        return {"ok": False, "invalid": "the checker could not be started: %s" % (exc,)}
     finally:
-        if home is not None:
-            _remove(home)
+        for fd in [*opened, *(x for x in (r, w) if x is not None)]:
+            os.close(fd)
+        for directory in (home, feedback):
+            if directory is not None:
+                _remove(directory)
     if timed_out:
-        if worker.cap is not None and time.monotonic() >= worker.cap:
+        if worker is not None and worker.cap is not None and time.monotonic() >= worker.cap:
             raise Timeout()
         return {"ok": False, "invalid": "the checker ran past %.0f s" % seconds}
     if not started:
@@ -226,22 +397,32 @@ def run_checker(compare, input_text, output, answer, worker):
     if os.WIFSIGNALED(status):
         return {"ok": False, "invalid": "the checker was killed by signal %d" % os.WTERMSIG(status)}
     code = os.WEXITSTATUS(status)
+    points_max = compare.get("points_max")
     if convention == "open-r1":
         if code == 0 and text.translate(_SPACE) in ("1", "100"):
             return True
         return {"ok": False, "error": "rejected by the checker: it said %s (exit code %d)"
                 % (short_repr(text.strip()[-200:]), code)}
-    if code == 0:
-        return True
-    if code == 3:
-        return {"ok": False, "invalid": "the checker failed (exit code 3): %s" % short_repr(text[-300:])}
-    return {"ok": False,
-            "error": "rejected by the checker (exit code %d): %s" % (code, short_repr(text.strip()[-200:]))}
+    if convention == "kattis":
+        return kattis_verdict(code, found, points_max)
+    if compare.get("binary") is None and code not in TESTLIB_CODES:  # a Python checker: any other code rejects
+        return {"ok": False,
+                "error": "rejected by the checker (exit code %d): %s" % (code, short_repr(text.strip()[-200:]))}
+    return testlib_verdict(code, text, points_max)
+
+
+def _memory_file(i, data):
+    """A memory file (not close-on-exec: a compiled checker opens it by its ``/proc/self/fd`` name) holding
+    ``data``, positioned at its start."""
+    fd = os.memfd_create("checker-file-%d" % i, 0)
+    write_all(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _wait_checker(pid, r, deadline):
     """Read the checker's stdout (its last 64 KiB, after the start byte) until it ends or ``deadline`` passes (then
-    kill it); reap it. Returns ``(started, printed, timed_out, wait status)``."""
+    kill it); reap it; close ``r``. Returns ``(started, printed, timed_out, wait status)``."""
     started = None
     printed = bytearray()
     timed_out = False
@@ -271,3 +452,22 @@ def _wait_checker(pid, r, deadline):
                 pass
         _, status = os.waitpid(pid, 0)
     return bool(started), bytes(printed), timed_out, status
+
+
+def judge_selftest(emit, worker, req, timeout):
+    """The self-test of a task's checker (request mode ``selftest``), before its first use: on the first two tests
+    whose answer is not empty, the jury's answer as the output (``{"i", "answer": verdict}``: it must be accepted)
+    and an empty output (``{"i", "empty": verdict}``: it must not be paid). Runs only task code; ``worker`` is not
+    used. Returns the number of tests it went through."""
+    n = 0
+    expected = req.get("expected") or []
+    for i, text in enumerate(req.get("tests") or ()):
+        answer = expected[i] if i < len(expected) else ""
+        if not str(answer).strip():
+            continue
+        emit({"i": i, "answer": run_checker(req["compare"], text, answer, answer, None)})
+        emit({"i": i, "empty": run_checker(req["compare"], text, "", answer, None)})
+        n += 1
+        if n == 2:
+            break
+    return n

@@ -47,6 +47,7 @@ from .base import (
     short_repr,
 )
 from .checkers import run_checker
+from .interaction import run_interaction
 from .compare import apps_key_fix, normalize_stdout, same_call_output, same_output, same_value
 from .remote import Remote
 from .values import decode, encode, strict_str
@@ -291,6 +292,8 @@ def judge_stdio(emit, worker, req, timeout):
            "files_only": bool(req.get("files_only"))}
     state = {"dead": False}
 
+    interactor = req.get("interactor")
+
     def run_test(i, text):
         if state["dead"]:  # the program ended the last test's worker: a fresh one, the program loaded again
             worker.restart()
@@ -298,6 +301,9 @@ def judge_stdio(emit, worker, req, timeout):
             if load_program(lambda record: None, worker, req, time.monotonic() + timeout) is None:
                 raise WorkerDied()
             worker.deadline = time.monotonic() + timeout
+        if interactor:
+            return _interactive_test(i, text, expected[i] if i < len(expected) else "", worker, req, timeout,
+                                     state)
         if build:  # the worker times the program itself and kills its process group; this is the backstop
             worker.deadline += 1.0
         try:
@@ -359,6 +365,29 @@ def judge_stdio(emit, worker, req, timeout):
         return {"i": i, "ok": False, "error": "printed %s, expected %s" % (printed, short_repr(shown))}
 
     return _run_tests(emit, worker, req, timeout, run_test)
+
+
+def _interactive_test(i, text, answer, worker, req, timeout, state):
+    """One test of an interactive problem (see :func:`.interaction.run_interaction`): its record. A worker the program
+    ended (``os._exit``, a crash) or that ran past the time is replaced for the next test (``state["dead"]``)."""
+    try:
+        verdict, reply = run_interaction(worker, req["interactor"], req.get("compare"), text, answer, timeout,
+                                         int(req.get("output_limit", 1 << 20)))
+    except Timeout:
+        if not req.get("build"):
+            state["dead"] = True
+        raise
+    if reply is None or "ended" in reply:
+        if not req.get("build") and worker.respawn is not None:
+            state["dead"] = True
+            worker.kill()
+        elif reply is None:
+            raise WorkerDied()
+    if verdict is True:
+        return {"i": i, "ok": True}
+    if "crash" in verdict:
+        return _crashed({"i": i, "ok": False}, None, verdict["crash"])
+    return dict(verdict, i=i)
 
 
 def _build_in_worker(emit, worker, req, build):

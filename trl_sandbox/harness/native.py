@@ -129,23 +129,30 @@ def _check_toolchain(names):
     return {"ok": True}
 
 
-def run_native(argv, text, limit, timeout, files=None, managed=False, only=False):
+def run_native(argv, text, limit, timeout, files=None, managed=False, only=False, pipes=None):
     """Run the compiled program ``argv`` once with ``text`` on stdin, for at most ``timeout`` seconds; returns
     ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`.stdio.run_stdin` does (``rss``: the program's
     peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
-    :func:`.stdio.run_stdin` (``only``: the files alone, no stdin, stdout discarded)."""
-    in_fd, out_fd = program_files(text, files, only)
+    :func:`.stdio.run_stdin` (``only``: the files alone, no stdin, stdout discarded). ``pipes``: an interactive
+    problem's ``(stdin, stdout)`` instead (the reply's ``out`` is empty; ``cpu_s``: the program's CPU seconds)."""
+    in_fd, out_fd = pipes if pipes is not None else program_files(text, files, only)
     try:
         pid = _spawn(argv, in_fd, out_fd, 2, managed)
     finally:
         os.close(in_fd)
-    status, rss, timed_out = _wait(pid, time.monotonic() + timeout)
+        if pipes is not None:
+            os.close(out_fd)
+    usage = {}
+    status, rss, timed_out = _wait(pid, time.monotonic() + timeout, usage)
     reply = {"rss": rss}
+    if pipes is not None:
+        reply.update(out="", cpu_s=usage.get("cpu_s", 0.0))
     if timed_out:
         reply["timeout"] = True
     else:
         failure = _exit_error(status)
         if failure is not None:
             reply["error"] = failure
-    reply.update(program_output(out_fd, limit, files, only))
+    if pipes is None:
+        reply.update(program_output(out_fd, limit, files, only))
     return reply

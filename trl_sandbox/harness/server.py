@@ -26,6 +26,7 @@ from .base import (
     describe,
     record_mac,
 )
+from .checkers import judge_selftest
 from .judges import judge_assert, judge_call, judge_function, judge_reference, judge_stdio
 from .peer import ORIGINAL_STREAMS
 from .processes import WORKER_HOME, own_sandbox, private_home, run_in_child, spawn_worker, sweep_uid
@@ -35,7 +36,7 @@ from .zygote import start_zygote
 
 #: The judge of each request mode (see :mod:`.judges`).
 MODES = {"assert": judge_assert, "call": judge_call, "stdio": judge_stdio, "reference": judge_reference,
-         "function": judge_function, "pytest": judge_pytest}
+         "function": judge_function, "pytest": judge_pytest, "selftest": judge_selftest}
 
 
 class SpawnError(Exception):
@@ -90,6 +91,9 @@ def _judge_request(header, request, spawn):
             test_timeout = float(req.get("test_timeout_s", 5.0))
             if req["mode"] == "reference":
                 records.extend(_reference_in_child(req, test_timeout, cap))
+            elif req["mode"] == "selftest":  # task code only, each checker run in a fork of its own
+                n = judge_selftest(records.append, None, req, test_timeout)
+                records.append({"done": n})
             else:
                 output_limit = int(header.get("output_limit", 1 << 20))
                 worker = spawn(output_limit, timeout_s)

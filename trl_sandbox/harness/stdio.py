@@ -78,9 +78,10 @@ def program_output(out_fd, limit, files, only=False):
     return reply
 
 
-def wait_child(pid, deadline):
+def wait_child(pid, deadline, usage_out=None):
     """Wait for child ``pid`` until ``deadline`` (monotonic seconds); past it, kill its process group. Returns
-    ``(status, peak resident bytes, timed out)``."""
+    ``(status, peak resident bytes, timed out)``; ``usage_out`` (a dict), when given, gets ``cpu_s``: the child's
+    user and system CPU seconds (``wait4``'s ``rusage``, its waited-for children included)."""
     pause = 0.0005
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
@@ -92,6 +93,8 @@ def wait_child(pid, deadline):
             except OSError:
                 pass
             _pid, status, usage = os.wait4(pid, 0)
+            if usage_out is not None:
+                usage_out["cpu_s"] = usage.ru_utime + usage.ru_stime
             return status, usage.ru_maxrss * 1024, True
         time.sleep(pause)
         pause = min(pause * 2, 0.01)
@@ -99,6 +102,8 @@ def wait_child(pid, deadline):
         os.killpg(pid, signal.SIGKILL)  # what it left running in its group
     except OSError:
         pass
+    if usage_out is not None:
+        usage_out["cpu_s"] = usage.ru_utime + usage.ru_stime
     return status, usage.ru_maxrss * 1024, False
 
 
@@ -194,7 +199,10 @@ def _os_exit(status):
     if not _EXIT_LOCK.acquire(timeout=1.0) or _RUN.get("current") is not run:  # another thread answered, or the
         _REAL_EXIT(status)                                                     # run ended meanwhile
     try:
-        reply = program_output(run["out"], run["limit"], run["files"], run["only"])
+        if run.get("pipes"):  # an interaction: what it wrote is the interactor's already
+            reply = {"out": "", "cpu_s": cpu_seconds() - run["cpu_start"]}
+        else:
+            reply = program_output(run["out"], run["limit"], run["files"], run["only"])
         reply["ended"] = int(status) & 0xFF
         reply["rss"] = peak_rss()
         run["answer"](reply)
@@ -202,7 +210,36 @@ def _os_exit(status):
         _REAL_EXIT(status)
 
 
-def run_stdin(code, text, limit, files=None, only=False, answer=None):
+def cpu_seconds():
+    """User and system CPU seconds of this process and its waited-for children so far (``getrusage``)."""
+    try:
+        import resource
+
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    except (ImportError, OSError, ValueError):
+        return 0.0
+
+
+def make_fifos():
+    """The worker's part of starting an interaction (see :mod:`.interaction`): a fresh directory of its own
+    (``mkdtemp`` in ``TMPDIR``, the worker's home) with the FIFOs ``to_program`` and ``from_program``, and the
+    program's ends opened at once, without blocking: its stdin (``to_program``, for reading) and its stdout
+    (``from_program``, read and write: so that the interactor, started next, never reads an end of file before the
+    program has started; it does once the program's process has ended). The judge opens the interactor's ends by
+    the directory's path, then removes the FIFOs and the directory. Returns ``(directory, (stdin, stdout))``."""
+    import tempfile
+
+    home = os.path.abspath(tempfile.mkdtemp(prefix=".trl-interaction-", dir=os.environ.get("TMPDIR") or None))
+    for name in ("to_program", "from_program"):
+        os.mkfifo(os.path.join(home, name), 0o600)
+    in_fd = os.open(os.path.join(home, "to_program"), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    out_fd = os.open(os.path.join(home, "from_program"), os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    os.set_blocking(in_fd, True)
+    return home, (in_fd, out_fd)
+
+
+def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "exit"?, "rss"}`` (``error``: the exception that ended it; ``exit``: a non-zero exit status from
     ``sys.exit``/``exit``; ``rss``: the worker's peak resident memory, bytes).
@@ -219,8 +256,15 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None):
     and stdout is discarded; the output file is the output.
 
     ``answer``: sends a reply to the judge. Given, ``os._exit`` ends the run as it ends ``python3 prog.py`` (see
-    :func:`_os_exit`): the reply, with ``ended`` (the exit status), is sent before the process ends."""
-    in_fd, out_fd = program_files(text, files, only)
+    :func:`_os_exit`): the reply, with ``ended`` (the exit status), is sent before the process ends.
+
+    ``pipes``: an interactive problem's ``(stdin, stdout)`` (see :func:`make_fifos`), instead of ``text`` and an
+    output file; the reply's ``out`` is then empty and ``cpu_s`` gives the CPU seconds the run took."""
+    if pipes is not None:
+        in_fd, out_fd = pipes
+    else:
+        in_fd, out_fd = program_files(text, files, only)
+    cpu_start = cpu_seconds()
     saved_in, saved_out = os.dup(0), os.dup(1)
     os.dup2(in_fd, 0)
     os.dup2(out_fd, 1)
@@ -231,7 +275,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None):
     reply = {}
     if answer is not None:
         _RUN["current"] = {"pid": os.getpid(), "out": out_fd, "limit": limit, "files": files, "only": only,
-                           "answer": answer}
+                           "answer": answer, "pipes": pipes is not None, "cpu_start": cpu_start}
         os._exit = posix._exit = _os_exit
     try:
         exec(code, {"__name__": "__main__", "__builtins__": builtins})
@@ -251,6 +295,10 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None):
     os.close(saved_in)
     os.close(saved_out)
     sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__ = streams
-    reply.update(program_output(out_fd, limit, files, only))
+    if pipes is not None:
+        os.close(out_fd)
+        reply.update(out="", cpu_s=cpu_seconds() - cpu_start)
+    else:
+        reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()
     return reply

@@ -15,7 +15,7 @@ from .base import DEFAULT_RECURSION_LIMIT, PROGRAM_FILE, SOLUTION_MODULE, Unseri
 from .native import build_program, limit_address_space, run_native
 from .peer import OPS, ORIGINAL_STREAMS, CallResult, Names, Peer, next_items
 from .twins import fingerprint, is_twin_type, same
-from .stdio import peak_rss, raise_stack_limit, run_stdin
+from .stdio import make_fifos, peak_rss, raise_stack_limit, run_stdin
 from .values import NAME_VALUE_LIMIT, as_reference, decode, encode, exception_info
 from .wire import receive, send
 
@@ -73,6 +73,7 @@ class WorkerPeer(Peer):
         self.managed = False
         self.names_seen = None
         self.bridge = None
+        self.interaction = None
 
     def serve(self, msg):
         op = msg.get("q")
@@ -80,13 +81,21 @@ class WorkerPeer(Peer):
             files = msg.get("files")
             names = tuple(files) if _type(files) is list and len(files) == 2 else None
             only = bool(msg.get("files_only")) and names is not None
+            pipes, self.interaction = (self.interaction, None) if msg.get("interact") else (None, self.interaction)
+            if msg.get("interact") and pipes is None:
+                raise ValueError("no interaction was started")
             if self.run_argv is not None:  # a compiled program: its own process per test
-                reply = run_native(self.run_argv, msg["input"], int(msg["limit"]), float(msg["timeout"]), names,
-                                    self.managed, only)
+                reply = run_native(self.run_argv, msg.get("input", ""), int(msg["limit"]), float(msg["timeout"]),
+                                   names, self.managed, only, pipes)
                 return {"a": encode(reply)}
-            reply = run_stdin(self.code, msg["input"], int(msg["limit"]), names, only,
-                              answer=lambda ended: send(self.send_fd, self._stdio_answer(ended)))
+            reply = run_stdin(self.code, msg.get("input", ""), int(msg["limit"]), names, only,
+                              answer=lambda ended: send(self.send_fd, self._stdio_answer(ended)), pipes=pipes)
             return self._stdio_answer(reply)
+        if op == "fifos":  # an interactive test: the two FIFOs, the program's ends open (see .interaction)
+            for fd in self.interaction or ():
+                os.close(fd)
+            home, self.interaction = make_fifos()
+            return {"a": encode(home)}
         if op == "build":
             reply = build_program(msg["build"], msg["program"], float(msg["timeout"]))
             if reply.get("ok"):

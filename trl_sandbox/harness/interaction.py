@@ -1,0 +1,232 @@
+"""Interactive problems: the program and the task's interactor, connected by two pipes, judged as Kattis
+problemtools' ``interactive`` runner judges them (``support/interactive/interactive.cc`` and ``problemtools/run``).
+
+The pipes are direct: FIFOs the worker makes in its own directory, opening the program's ends at once
+(:func:`.stdio.make_fifos`); the judge opens the interactor's ends, removes the FIFOs, starts the interactor (a fork of
+the judge: never in the program's reach, see :func:`.checkers.start_judge_program`), then has the worker run the
+program on its ends. Nothing relays the bytes.
+
+Conventions: testlib's ``interactor input tout answer`` (``registerInteraction``: it reads the program's output on
+stdin and writes to the program on stdout; ``tout`` is a file it writes for the problem's checker, which then runs on
+``input tout answer`` when the task has one, as Polygon runs it) and Kattis' interactive output validators
+(``validator input judge_answer feedback_dir [flags]``, 42 accepts, 43 rejects).
+
+Time, as problemtools: the program's CPU time (its process and children: ``rusage``) within the test's limit, the
+whole interaction within twice the limit of wall time (a program that blocks on a read the interactor never answers,
+or sleeps); the interactor has its own limits (:data:`INTERACTOR_CPU_S`, and :data:`INTERACTOR_GRACE_S` of wall time
+after the program ended). Verdict precedence, as problemtools': (1) the interactor's judge error (a crash, a timeout,
+an exit code its convention never gives, testlib's ``_fail``): the task's fault, ``invalid``; (2) an interactor that
+rejected and exited before the program ended: its verdict (the program then sees its input end, and whatever it does
+next is not held against it twice); (3) the program's time limit; (4) the program's crash; (5) the interactor's
+verdict. The judge keeps the read end of the program's output open until the program ends, as problemtools does, so
+that a program whose interactor accepted and exited is not killed by ``SIGPIPE`` for writing more.
+"""
+
+import os
+import stat
+import threading
+import time
+
+from .base import Timeout, WorkerDied, _type
+from .checkers import (
+    _STARTED,
+    CHECKER_TIMEOUT_S,
+    _memory_file,
+    _remove,
+    feedback_dir,
+    kattis_verdict,
+    read_feedback,
+    run_checker,
+    start_judge_program,
+    testlib_verdict,
+)
+from .wire import read_up_to
+
+#: CPU seconds of the interactor per test: the most of 4 × the test's limit (Frontier-CS's interactor limit) and
+#: this many.
+INTERACTOR_CPU_S = 10.0
+#: Wall seconds the interactor may run after the program ended before it is a judge error.
+INTERACTOR_GRACE_S = 5.0
+#: Bytes of the interactor's messages (stderr) kept.
+MESSAGE_LIMIT = 65536
+
+
+class _Interactor:
+    """The interactor's process as the judge watches it: a thread reads its messages and reaps it, noting when it
+    ended (``ended``: monotonic seconds)."""
+
+    def __init__(self, pid, err_r):
+        self.pid, self.err_r = pid, err_r
+        self.message = bytearray()
+        self.started = None
+        self.status = None
+        self.ended = None
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _watch(self):
+        try:
+            while True:
+                chunk = os.read(self.err_r, 65536)
+                if not chunk:
+                    break
+                if self.started is None:
+                    self.started = chunk.startswith(_STARTED)
+                    chunk = chunk[len(_STARTED):] if self.started else chunk
+                self.message += chunk
+                del self.message[:-MESSAGE_LIMIT]
+        except OSError:
+            pass
+        _, self.status = os.waitpid(self.pid, 0)
+        self.ended = time.monotonic()
+
+    def wait(self, deadline):
+        """Wait for it to end until ``deadline``; past it, kill it. Returns False when it had to be killed."""
+        self.thread.join(max(0.0, deadline - time.monotonic()))
+        if self.thread.is_alive():
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+            self.thread.join()
+            return False
+        return True
+
+
+def _open_fifo(path, flags):
+    """Open one FIFO the worker named (``path``), never following a link and never blocking; refuse anything but a
+    FIFO (the worker runs the program's code: its answer is not trusted). Returns a blocking descriptor."""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError("not a FIFO: %s" % path)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def run_interaction(worker, spec, compare, text, answer, timeout, limit):
+    """Run one interactive test: the program against the interactor ``spec`` (``{"interactor": source}`` or a
+    compiled one, ``convention`` ``testlib`` | ``kattis``, ``flags``, ``points_max``) on input ``text`` with the
+    jury's ``answer``. ``compare``: the task's checker, run on ``input tout answer`` after a testlib interactor
+    accepted (else None). ``timeout``: the program's CPU seconds; the interaction gets twice that of wall time.
+
+    Returns ``(verdict, reply)``: ``verdict`` True, ``{"ok": False, "error", "score"?}`` or ``{"ok": False,
+    "invalid"}``; ``reply`` the worker's reply (``error``/``exit``: the program crashed), or None when the worker
+    died (the caller restarts it). Raises :class:`.base.Timeout` when the program ran past its time (the verdict of an
+    interactor that rejected first aside), :class:`.base.WorkerDied` when the worker's answer is not the harness's."""
+    convention = spec.get("convention") or "testlib"
+    home = worker.request({"q": "fifos"})
+    if _type(home) is not str or not home.startswith("/"):
+        worker.kill()
+        raise WorkerDied()
+    opened = []
+    feedback = None
+    interactor = None
+    try:
+        try:
+            from_program = _open_fifo(os.path.join(home, "from_program"), os.O_RDONLY)
+            opened.append(from_program)
+            to_program = _open_fifo(os.path.join(home, "to_program"), os.O_WRONLY)
+            opened.append(to_program)
+            for name in ("to_program", "from_program"):
+                os.unlink(os.path.join(home, name))
+            os.rmdir(home)
+        except OSError as exc:
+            worker.kill()
+            return {"ok": False, "crash": "the interaction's pipes could not be opened: %s" % exc}, None
+        data = [t.encode("utf-8", errors="replace") for t in (text, answer or "")]
+        input_fd, answer_fd = _memory_file(0, data[0]), _memory_file(2, data[1])
+        opened += [input_fd, answer_fd]
+        tout_fd = None
+        if convention == "kattis":
+            feedback = feedback_dir()
+            args = ["/proc/self/fd/%d" % input_fd, "/proc/self/fd/%d" % answer_fd, feedback + "/"]
+        else:
+            tout_fd = _memory_file(1, b"")
+            opened.append(tout_fd)
+            args = ["/proc/self/fd/%d" % fd for fd in (input_fd, tout_fd, answer_fd)]
+        err_r, err_w = os.pipe()
+        try:
+            pid = start_judge_program(spec, args, (from_program, to_program, err_w),
+                                      max(INTERACTOR_CPU_S, 4 * timeout), files=opened, name="interactor",
+                                      started_on=2)
+        except (OSError, ValueError) as exc:
+            os.close(err_r)
+            return {"ok": False, "invalid": "the interactor could not be started: %s" % (exc,)}, None
+        finally:
+            os.close(err_w)
+        interactor = _Interactor(pid, err_r)
+        os.close(to_program)  # the interactor's alone: the program sees its input end when the interactor ends
+        opened.remove(to_program)
+        wall = 2.0 * timeout
+        worker.deadline = time.monotonic() + wall + 1.0
+        reply = None
+        timed_out = False
+        try:
+            reply = worker.request({"q": "stdio", "interact": True, "limit": limit, "timeout": wall})
+        except Timeout:
+            timed_out = True
+            worker.kill()
+        except WorkerDied:
+            pass
+        program_end = time.monotonic()
+        os.close(from_program)
+        opened.remove(from_program)
+        if reply is not None and (_type(reply) is not dict or _type(reply.get("out")) is not str):
+            worker.kill()
+            raise WorkerDied()
+        finished = interactor.wait(program_end + max(INTERACTOR_GRACE_S, wall))
+        message = bytes(interactor.message).decode("utf-8", errors="replace")
+        found = read_feedback(feedback) if feedback is not None else {}
+        tout = b""
+        if tout_fd is not None:
+            os.lseek(tout_fd, 0, os.SEEK_SET)
+            tout = read_up_to(tout_fd, 64 << 20)
+    finally:
+        for fd in opened:
+            os.close(fd)
+        if feedback is not None:
+            _remove(feedback)
+        if interactor is not None:
+            interactor.thread.join(1.0)
+            try:
+                os.close(interactor.err_r)
+            except OSError:
+                pass
+    # (1) the interactor's own failure: the task's fault
+    if not finished:
+        return {"ok": False, "invalid": "the interactor did not finish %.0f s after the program ended"
+                % max(INTERACTOR_GRACE_S, wall)}, reply
+    if not interactor.started:
+        return {"ok": False, "invalid": "the interactor could not be started"}, reply
+    status = interactor.status
+    if os.WIFSIGNALED(status):
+        return {"ok": False, "invalid": "the interactor was killed by signal %d" % os.WTERMSIG(status)}, reply
+    code = os.WEXITSTATUS(status)
+    points_max = spec.get("points_max")
+    if convention == "kattis":
+        verdict = kattis_verdict(code, found, points_max, what="interactive validator")
+    else:
+        verdict = testlib_verdict(code, message, points_max, what="interactor")
+    if verdict is not True and "invalid" in verdict:
+        return verdict, reply
+    # (2) it rejected, and ended before the program did
+    if verdict is not True and "score" not in verdict and interactor.ended is not None and (
+            interactor.ended < program_end):
+        return verdict, reply
+    # (3) the program's time, (4) its crash: the caller reports them
+    cpu = (reply or {}).get("cpu_s")
+    if timed_out or (reply or {}).get("timeout") or (_type(cpu) in (int, float) and cpu > timeout):
+        raise Timeout()
+    if reply is None:
+        return {"ok": False, "crash": "the program ended its process"}, None
+    if reply.get("error") or reply.get("exit") or reply.get("ended"):
+        return {"ok": False, "crash": reply.get("error") or "exit status %s" % (reply.get("exit") or
+                                                                             reply.get("ended"),)}, reply
+    # (5) the interactor's verdict, then the checker on what it wrote to tout
+    if verdict is True and compare and "checker" in compare and convention == "testlib":
+        verdict = run_checker(compare, text, tout.decode("utf-8", errors="replace"), answer or "", worker)
+    return verdict, reply
+
+
+__all__ = ["CHECKER_TIMEOUT_S", "INTERACTOR_CPU_S", "INTERACTOR_GRACE_S", "run_interaction"]
