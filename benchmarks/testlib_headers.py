@@ -138,7 +138,8 @@ def cases_for(name: str, count: int, seed: int) -> list[tuple[str, str, str]]:
             outp = list(ans)
             pool = WORDS + INTS
         elif kind == "lines":
-            lines = [" ".join(rng.choice(WORDS[:10]) for _ in range(rng.randrange(0, 4))) for _ in range(rng.randrange(1, 4))]
+            lines = [" ".join(rng.choice(WORDS[:10]) for _ in range(rng.randrange(0, 4)))
+                     for _ in range(rng.randrange(1, 4))]
             ans, outp, pool = lines, list(lines), WORDS
         else:  # Case N: ...
             per = 1 if name == "caseicmp" else None
@@ -307,7 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         n = r["cases"]
         total = [total[0] + n, total[1] + r["verdict"], total[2] + r["points"], total[3] + r["message"]]
-        pct = (lambda k: f"{r[k]}/{n}" + (f" ({100 * r[k] / n:.1f} %)" if n else ""))
+
+        def pct(k: str, r: dict = r, n: int = n) -> str:
+            return f"{r[k]}/{n}" + (f" ({100 * r[k] / n:.1f} %)" if n else "")
         print(f"| {r['checker']} | {n} | {pct('verdict')} | {pct('points')} | {pct('message')} | "
               f"{'; '.join(r['diffs']) or '-'} |")
     print(f"| **all** | {total[0]} | {total[1]} | {total[2]} | {total[3]} | |")
@@ -316,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, mine, theirs in times:
         print(f"  {name:36s} {mine:6.2f} {theirs:6.2f}")
     if times:
-        print(f"  {'mean':36s} {sum(t[1] for t in times) / len(times):6.2f} {sum(t[2] for t in times) / len(times):6.2f}")
+        mean_ours, mean_official = (sum(t[k] for t in times) / len(times) for k in (1, 2))
+        print(f"  {'mean':36s} {mean_ours:6.2f} {mean_official:6.2f}")
     return 0 if total[0] == total[1] == total[2] else 1
 
 
