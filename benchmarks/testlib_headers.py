@@ -315,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{'; '.join(r['diffs']) or '-'} |")
     print(f"| **all** | {total[0]} | {total[1]} | {total[2]} | {total[3]} | |")
     print()
-    print("compile time, g++ -std=gnu++17 -O2 (s): program | ours | official")
+    print(f"compile time, g++ -std=gnu++17 -O2 (s), {ns.jobs} compiles at a time (use --jobs 1 for unloaded "
+          "timings): program | ours | official")
     for name, mine, theirs in times:
         print(f"  {name:36s} {mine:6.2f} {theirs:6.2f}")
     if times:
