@@ -13,6 +13,9 @@ This path imports neither torch nor trl.
 
 ``trl-sandbox plot RUN_DIR``: draw a run's rewards, pass rate and sandbox time per step to PNG files; see
 :func:`trl_sandbox.plots.plot_run`.
+
+``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h (pinned, sha256-checked) for checkers;
+see :func:`testlib_main`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import re
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +37,8 @@ from .cli_train import TrainArguments, train_main
 from .config import SandboxConfig
 from .errors import ConfigurationError, TaskFormatError, TrlSandboxError
 
-__all__ = ["ScoreArguments", "TrainArguments", "cleanup_main", "main", "plot_main", "score_main", "train_main"]
+__all__ = ["ScoreArguments", "TrainArguments", "cleanup_main", "main", "plot_main", "score_main", "testlib_main",
+           "train_main"]
 
 logger = logging.getLogger("trl_sandbox")
 
@@ -364,10 +369,32 @@ def plot_main(argv: list[str]) -> int:
     return 0
 
 
+# -- testlib -----------------------------------------------------------------------------------------------------
+
+
+def testlib_main(argv: list[str]) -> int:
+    """``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h pinned in
+    :data:`trl_sandbox.testlib.OFFICIAL_RELEASE` (sha256 verified) and print how to use it. Returns 0; a failed
+    download raises :class:`~trl_sandbox.errors.ConfigurationError` (exit status 2 via :func:`main`).
+    """
+    from .testlib import OFFICIAL_RELEASE, TESTLIB_ENV, download_testlib
+
+    parser = argparse.ArgumentParser(prog="trl-sandbox testlib", description="Manage the testlib.h checkers use.")
+    sub = parser.add_subparsers(dest="action", required=True)
+    dl = sub.add_parser("download", help=f"download the official testlib.h {OFFICIAL_RELEASE['version']} (pinned)")
+    dl.add_argument("--dest", default="~/.cache/trl-sandbox/testlib/testlib.h", help="Where to write it.")
+    ns = parser.parse_args(argv)
+    path = download_testlib(Path(ns.dest).expanduser())
+    print(f"wrote {path} (testlib {OFFICIAL_RELEASE['version']}, sha256 {OFFICIAL_RELEASE['sha256']})")
+    print(f"use it: export {TESTLIB_ENV}={path}   or set the config field sandbox_testlib_header: {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"train": train_main, "score": score_main, "cleanup": cleanup_main, "plot": plot_main}
+    commands = {"train": train_main, "score": score_main, "cleanup": cleanup_main, "plot": plot_main,
+                "testlib": testlib_main}
     if argv and argv[0] in ("-V", "--version"):
         from importlib.metadata import PackageNotFoundError, version
 
@@ -382,11 +409,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: trl-sandbox {train,score,cleanup,plot} [options] | --version\n\n"
+            "usage: trl-sandbox {train,score,cleanup,plot,testlib} [options] | --version\n\n"
             "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
             "  score    score completions against tasks without training (trl-sandbox score --help)\n"
             "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)\n"
-            "  plot     draw a run's rewards, pass rate and sandbox time to PNG files (trl-sandbox plot --help)",
+            "  plot     draw a run's rewards, pass rate and sandbox time to PNG files (trl-sandbox plot --help)\n"
+            "  testlib  download the official testlib.h for checkers (trl-sandbox testlib download --help)",
             file=sys.stderr,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2
