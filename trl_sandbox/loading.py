@@ -1,5 +1,6 @@
-"""Loading task rows: the bundled task sets, JSONL and Parquet files, or any iterable of rows (a ``datasets.Dataset``),
-and a row's id without reading its tests."""
+"""Loading task rows: the bundled task sets, JSONL and Parquet files, problem package directories (Kattis, Polygon,
+Frontier-CS, InteractBench), or any iterable of rows (a ``datasets.Dataset``), and a row's id without reading its
+tests."""
 
 from __future__ import annotations
 
@@ -91,7 +92,9 @@ def load_tasks(
     codeforces_tests: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
-    ``.parquet`` file, or an iterable of rows (a ``datasets.Dataset``, a list of dicts).
+    ``.parquet`` file, a problem package directory or a directory of them (Kattis, Polygon, Frontier-CS,
+    InteractBench: see :func:`trl_sandbox.formats.package_dirs.read_problem_dirs`), or an iterable of rows (a
+    ``datasets.Dataset``, a list of dicts).
 
     Args:
         source: What to load.
@@ -115,18 +118,24 @@ def load_tasks(
 
     Raises:
         TaskFormatError: the file is missing or unreadable, a line or row is not a JSON object (the message gives
-            the line number), ``task_format`` is unknown, or a generated-tests file cannot be read.
+            the line number), ``task_format`` is unknown, a generated-tests file cannot be read, or a directory is no
+            problem package and holds none (or a package in it is malformed).
         ConfigurationError: ``codeforces_tests`` is not a directory.
     """
     check_format(task_format)
     if isinstance(source, (str, Path)):
         name = str(source)
         path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
-        if not path.is_file():
+        if path.is_dir():
+            from .formats.package_dirs import read_problem_dirs
+
+            rows = read_problem_dirs(path)
+        elif not path.is_file():
             raise TaskFormatError(
                 f"cannot read tasks from {name!r}: no such file; bundled sets: {', '.join(BUNDLED_TASKS)}"
             )
-        rows = read_parquet(path) if path.suffix == ".parquet" else read_jsonl(path)
+        else:
+            rows = read_parquet(path) if path.suffix == ".parquet" else read_jsonl(path)
     else:
         rows = []
         for i, row in enumerate(source):

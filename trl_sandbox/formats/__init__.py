@@ -28,6 +28,12 @@ format (module)    fields it is recognised by                   tests, and the o
 ``rstar``          ``question_id``, ``inputs``, ``outputs``     LiveCodeBench's rule
 ``codeforces``     ``official_tests``, ``generated_checker``    open-r1's checker convention, else tokens with
 (open-r1)                                                       yes/no in any case (piston's runner)
+``ccplus``         ``test_cases``, ``correct_submissions``      stdin/stdout, its testlib checker (C++)
+``aethercode``     ``test_cases``, ``contest_category``         stdin/stdout, its testlib checker or tokens
+``interactbench``  ``interactor_non_adaptive``, ``cases``       interactive: its testlib interactor (C++)
+``kattis_package`` ``package_tests`` (``load_tasks(DIR)``'s     the package's validator, checker or
+``polygon_package`` rows; named by their ``task_format``)       interactor (see :mod:`.package_dirs`)
+``frontier_cs``
 ``humaneval``,     ``entry_point``/``test``, ``test_list``,     trl-sandbox's own formats and HumanEval/MBPP
 ``mbpp``, ``call``, ``func_name``/``reference``,                (see :mod:`.humaneval`)
 ``stdio``          ``inputs``/``outputs``
@@ -49,7 +55,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import TaskFormatError
-from . import apps, code_contests, codeforces, deepcoder, humaneval, kodcode, livecodebench, primeintellect, rstar, taco
+from . import (aethercode, apps, ccplus, code_contests, codeforces, deepcoder, humaneval, interactbench, kodcode,
+               livecodebench, packages, primeintellect, rstar, taco)
 from ._common import JUDGE_NAMES, Format, interactive, limit_bytes, limit_seconds, parse_compare, parse_interactor
 from .humaneval import code_prefix
 
@@ -64,10 +71,16 @@ FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (
     apps.APPS,
     livecodebench.FORMAT,
     codeforces.FORMAT,
+    ccplus.FORMAT,
+    aethercode.FORMAT,
+    interactbench.FORMAT,
     code_contests.FORMAT,
     kodcode.FORMAT,
     deepcoder.FORMAT,
     rstar.FORMAT,
+    packages.KATTIS,
+    packages.POLYGON,
+    packages.FRONTIER_CS,
     humaneval.MBPP,
     humaneval.STDIO,
     humaneval.CALL,
@@ -88,6 +101,8 @@ DEFAULT_JUDGES: dict[str, dict[str, Any]] = {
     "deepcoder": deepcoder.JUDGE,
     "rstar": rstar.JUDGE,
     "codeforces": codeforces.JUDGE,
+    "ccplus": ccplus.JUDGE,
+    "aethercode": aethercode.JUDGE,
 }
 
 
@@ -128,7 +143,8 @@ def read_row(row: Mapping[str, Any], task_format: str | None = None) -> dict[str
             "private_tests, generated_tests), LiveCodeBench (public_test_cases, private_test_cases), "
             "KodCode (test: a pytest file), "
             "PrimeIntellect (verification_info), DeepCoder (tests), rStar-Coder (question_id, inputs, outputs), "
-            "open-r1 codeforces (official_tests); name one with task_format="
+            "open-r1 codeforces (official_tests), Code-Contests-Plus (test_cases, correct_submissions), AetherCode "
+            "(test_cases, contest_category), InteractBench (interactor_non_adaptive); name one with task_format="
         )
     fmt = FORMATS[name]
     if fmt.dataset:

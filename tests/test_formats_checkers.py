@@ -1,0 +1,233 @@
+"""Reading contest datasets with C/C++ checkers and interactors, as they publish their rows (Code-Contests-Plus,
+AetherCode, InteractBench) and as problem package directories (Kattis, Polygon, Frontier-CS, InteractBench's unpacked
+folder). Reading only: the problems here are our own, small, and nothing is judged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trl_sandbox import load_tasks
+from trl_sandbox.errors import TaskFormatError
+from trl_sandbox.formats import detect_format
+from trl_sandbox.formats.interactbench import add_cases
+from trl_sandbox.tasks import Task
+
+CHECKER = '#include "testlib.h"\nint main(int argc, char* argv[]) {\n  registerTestlibCmd(argc, argv);\n'\
+          '  int a = ouf.readInt(), b = ans.readInt();\n  if (a != b) quitf(_wa, "no");\n  quitf(_ok, "yes");\n}\n'
+INTERACTOR = '#include "testlib.h"\nint main(int argc, char* argv[]) {\n  registerInteraction(argc, argv);\n'\
+             '  int x = inf.readInt();\n  std::cout << x << std::endl;\n  if (ouf.readInt() != x) quitf(_wa, "no");\n'\
+             '  quitf(_ok, "yes");\n}\n'
+
+
+def test_code_contests_plus_row():
+    row = {"id": "2000Z", "title": "Echo", "description": "Print n.", "time_limit": 2000, "memory_limit": 256,
+           "checker": CHECKER, "validator": "", "generator": "", "generator_cmd": "",
+           "correct_submissions": [{"code": "print(input())", "language": "py3"}],
+           "incorrect_submissions": [{"code": "print(0)", "language": "py3"}],
+           "test_cases": [{"input": "1\n", "output": "1\n"}, {"input": "5\n", "output": "5\n"}]}
+    assert detect_format(row) == "ccplus"
+    task = Task.from_row(row)
+    assert task.task_id == "2000Z" and task.dataset == "ccplus"
+    assert task.tests == ("1\n", "5\n") and task.outputs == ("1\n", "5\n")
+    assert task.default_compare == {"checker": CHECKER, "language": "cpp", "convention": "testlib"}
+    assert task.time_limit_s == 2.0 and task.memory_limit_bytes == 256 << 20
+    assert Task.from_row({**row, "checker": ""}).default_compare == {"mode": "tokens"}
+    with pytest.raises(TaskFormatError, match="test_cases"):
+        Task.from_row({**row, "test_cases": None})
+
+
+def test_aethercode_row():
+    row = {"id": 60001, "description": "Time limit: 1 second", "time_limit": 1500, "memory_limit": 1024,
+           "checker": "", "test_cases": [{"input": "2 3\n", "output": "5\n"}], "year": 2024, "date": "2024/11/17",
+           "difficulty": "Easy", "contest_category": "ICPC", "contest_name": "Our own contest"}
+    assert detect_format(row) == "aethercode"
+    task = Task.from_row(row)
+    assert task.task_id == "60001" and task.tests == ("2 3\n",) and task.outputs == ("5\n",)
+    assert task.default_compare == {"mode": "tokens"}
+    assert task.time_limit_s == 1.5 and task.memory_limit_bytes == 1024 << 20
+    judged = Task.from_row({**row, "checker": CHECKER})
+    assert judged.default_compare["convention"] == "testlib" and judged.default_compare["language"] == "cpp"
+
+
+def test_interactbench_row_with_its_cases(tmp_path):
+    row = {"problem_id": "ib_guess", "description": "Guess x.", "difficulty": "easy", "cate": ["binary search"],
+           "cpu_time_limit_ms": 1000, "memory_limit_mb": 256, "interactor_mode": "both",
+           "interactor_non_adaptive": INTERACTOR, "interactor_adaptive": INTERACTOR.replace("x", "y"),
+           "generator": "int main() {}"}
+    assert detect_format(row) == "interactbench"
+    with pytest.raises(TaskFormatError, match="add_cases"):
+        Task.from_row(row)
+    cases = tmp_path / "ib_guess" / "cases"
+    cases.mkdir(parents=True)
+    for n in (1, 2, 101):
+        (cases / f"{n:03d}.in").write_text(f"{n}\n")
+    task = Task.from_row(add_cases(row, tmp_path))
+    assert task.tests == ("1\n", "2\n") and task.outputs == ("", "")  # both: the non-adaptive pool (001-100)
+    assert task.interactor == {"interactor": INTERACTOR, "language": "cpp", "convention": "testlib"}
+    assert task.time_limit_s == 1.0 and task.time_limit_factor == 1.0 and task.memory_limit_bytes == 256 << 20
+    adaptive = Task.from_row(add_cases({**row, "interactor_mode": "adaptive"}, tmp_path))
+    assert adaptive.tests == ("101\n",) and adaptive.interactor["interactor"] == INTERACTOR.replace("x", "y")
+
+
+def test_interactbench_folder(tmp_path):
+    problem = tmp_path / "ib_one"
+    (problem / "interactor").mkdir(parents=True)
+    (problem / "cases").mkdir()
+    (problem / "meta.json").write_text(json.dumps({"difficulty": "easy", "cate": [], "cpu_time_limit_ms": 2000,
+                                                   "memory_limit_mb": 512, "interactor_mode": "non_adaptive"}))
+    (problem / "interactor" / "non_adaptive.cpp").write_text(INTERACTOR)
+    (problem / "cases" / "001.in").write_text("7\n")
+    [row] = load_tasks(tmp_path)
+    task = Task.from_row(row)
+    assert task.task_id == "ib_one" and task.dataset == "interactbench" and task.tests == ("7\n",)
+    assert task.interactor["convention"] == "testlib" and task.time_limit_s == 2.0
+
+
+def _kattis(root, validation="default", flags=None):
+    (root / "data" / "sample").mkdir(parents=True)
+    (root / "data" / "secret" / "group1").mkdir(parents=True)
+    yaml_text = f"name: Sum\nvalidation: {validation}\nlimits:\n  memory: 512\n  time_limit: 2\n"
+    if flags:
+        yaml_text += f"validator_flags: {flags}\n"
+    (root / "problem.yaml").write_text(yaml_text)
+    (root / "data" / "sample" / "1.in").write_text("1 2\n")
+    (root / "data" / "sample" / "1.ans").write_text("3\n")
+    (root / "data" / "secret" / "group1" / "a.in").write_text("2 2\n")
+    (root / "data" / "secret" / "group1" / "a.ans").write_text("4\n")
+    (root / "submissions" / "accepted").mkdir(parents=True)
+    (root / "submissions" / "accepted" / "sol.py").write_text("print(sum(map(int, input().split())))\n")
+    (root / "submissions" / "wrong_answer").mkdir()
+    (root / "submissions" / "wrong_answer" / "bad.cpp").write_text("int main() {}\n")
+
+
+def test_kattis_package_default_validator(tmp_path):
+    _kattis(tmp_path / "sum", flags="float_tolerance 1e-6")
+    [row] = load_tasks(tmp_path / "sum")
+    assert row["task_format"] == "kattis_package"
+    assert [t["name"] for t in row["package_tests"]] == ["sample/1", "secret/group1/a"]
+    assert {(s["path"], s["language"], s["tag"]) for s in row["reference_solutions"]} == {
+        ("submissions/accepted/sol.py", "python", "accepted"), ("submissions/wrong_answer/bad.cpp", "cpp",
+                                                                "wrong_answer")}
+    task = Task.from_row(row)
+    assert task.task_id == "sum" and task.tests == ("1 2\n", "2 2\n") and task.outputs == ("3\n", "4\n")
+    assert task.default_compare == {"mode": "float", "tolerance": 1e-6, "ignore_case": True}
+    assert task.time_limit_s == 2.0 and task.time_limit_factor == 1.0 and task.memory_limit_bytes == 512 << 20
+    assert json.loads(json.dumps(row)) == row  # rows can be kept as JSONL
+
+
+def test_kattis_package_custom_validator_and_interactive(tmp_path):
+    _kattis(tmp_path / "custom", validation="custom", flags="case_sensitive")
+    folder = tmp_path / "custom" / "output_validators" / "checker"
+    folder.mkdir(parents=True)
+    (folder / "validate.cpp").write_text('#include "validate.h"\nint main(int argc, char** argv) { return 42; }\n')
+    (folder / "validate.h").write_text("#pragma once\n")
+    _kattis(tmp_path / "inter", validation="custom interactive")
+    (tmp_path / "inter" / "output_validators" / "interactor").mkdir(parents=True)
+    (tmp_path / "inter" / "output_validators" / "interactor" / "interact.py").write_text("import sys\nsys.exit(42)\n")
+    rows = load_tasks(tmp_path)  # a directory of packages
+    custom, inter = (Task.from_row(r) for r in rows)
+    assert custom.default_compare == {"checker": (folder / "validate.cpp").read_text(), "language": "cpp",
+                                      "convention": "kattis", "files": {"validate.h": "#pragma once\n"},
+                                      "flags": ["case_sensitive"]}
+    assert inter.interactor == {"interactor": "import sys\nsys.exit(42)\n", "language": "python",
+                                "convention": "kattis"}
+
+
+def _polygon(root, interactive=False):
+    (root / "tests").mkdir(parents=True)
+    (root / "files").mkdir()
+    (root / "solutions").mkdir()
+    for i, (given, answer) in enumerate([("1\n", "1\n"), ("9\n", "9\n")], 1):
+        (root / "tests" / f"{i:02d}").write_text(given)
+        (root / "tests" / f"{i:02d}.a").write_text(answer)
+    (root / "files" / "check.cpp").write_text(CHECKER)
+    (root / "files" / "testlib.h").write_text("// our stand-in\n")
+    (root / "files" / "interactor.cpp").write_text(INTERACTOR)
+    (root / "solutions" / "main.cpp").write_text("int main() {}\n")
+    (root / "solutions" / "wa.py").write_text("print(0)\n")
+    interactor = ('<interactor><source path="files/interactor.cpp" type="cpp.g++17"/></interactor>'
+                  if interactive else "")
+    (root / "problem.xml").write_text(f"""<?xml version="1.0" encoding="utf-8"?>
+<problem revision="3" short-name="echo">
+  <judging input-file="" output-file="">
+    <testset name="tests">
+      <time-limit>1500</time-limit><memory-limit>268435456</memory-limit><test-count>2</test-count>
+      <input-path-pattern>tests/%02d</input-path-pattern><answer-path-pattern>tests/%02d.a</answer-path-pattern>
+      <tests><test method="manual" sample="true"/><test method="manual"/></tests>
+    </testset>
+  </judging>
+  <files><resources><file path="files/testlib.h" type="h.g++"/></resources></files>
+  <assets>
+    <checker name="check.cpp" type="testlib"><source path="files/check.cpp" type="cpp.g++17"/></checker>
+    {interactor}
+    <solutions>
+      <solution tag="main"><source path="solutions/main.cpp" type="cpp.g++17"/></solution>
+      <solution tag="wrong-answer"><source path="solutions/wa.py" type="python.3"/></solution>
+    </solutions>
+  </assets>
+</problem>
+""")
+
+
+def test_polygon_package(tmp_path):
+    _polygon(tmp_path / "p1")
+    _polygon(tmp_path / "p2", interactive=True)
+    plain, inter = load_tasks(tmp_path)
+    assert plain["task_format"] == "polygon_package" and plain["task_id"] == "echo"
+    assert [t["name"] for t in plain["package_tests"]] == ["tests/01", "tests/02"]
+    assert [(s["path"], s["tag"]) for s in plain["reference_solutions"]] == [("solutions/main.cpp", "main"),
+                                                                             ("solutions/wa.py", "wrong-answer")]
+    task = Task.from_row(plain)
+    assert task.tests == ("1\n", "9\n") and task.outputs == ("1\n", "9\n") and task.interactor is None
+    assert task.default_compare == {"checker": CHECKER, "language": "cpp", "convention": "testlib",
+                                    "files": {"testlib.h": "// our stand-in\n"}}
+    assert task.time_limit_s == 1.5 and task.time_limit_factor == 1.0 and task.memory_limit_bytes == 256 << 20
+    task = Task.from_row(inter)  # the interactor, and the checker run after it on tout
+    assert task.interactor["interactor"] == INTERACTOR and task.interactor["convention"] == "testlib"
+    assert task.default_compare["checker"] == CHECKER
+    (tmp_path / "p1" / "tests" / "02").unlink()
+    with pytest.raises(TaskFormatError, match="doall.sh"):
+        load_tasks(tmp_path / "p1")
+
+
+def test_frontier_cs_problems(tmp_path):
+    scored = tmp_path / "algorithmic" / "problems" / "7"
+    (scored / "testdata").mkdir(parents=True)
+    (scored / "examples").mkdir()
+    (scored / "config.yaml").write_text("\ufefftype: default\nchecker: chk.cc\ntime: 2s\nmemory: 512m\n"
+                                        "subtasks:\n  - score: 100\n    n_cases: 2\n")
+    (scored / "chk.cc").write_text(CHECKER.replace('quitf(_ok, "yes")', 'quitp(0.5, "Ratio: 0.5")'))
+    (scored / "examples" / "reference.cpp").write_text("int main() {}\n")
+    for i in (1, 2):
+        (scored / "testdata" / f"{i}.in").write_text(f"{i}\n")
+        (scored / "testdata" / f"{i}.ans").write_text(f"{i * 10}\n")
+    inter = tmp_path / "algorithmic" / "problems" / "8"
+    (inter / "testdata").mkdir(parents=True)
+    (inter / "config.yaml").write_text("type: interactive\ninteractor: interactor.cpp\ntime: 1s\nmemory: 256m\n"
+                                       "subtasks:\n  - score: 100\n    n_cases: 1\n")
+    (inter / "interactor.cpp").write_text(INTERACTOR)
+    (inter / "testdata" / "1.in").write_text("3\n")
+    (inter / "testdata" / "1.ans").write_text("3\n")
+    first, second = load_tasks(tmp_path / "algorithmic" / "problems")
+    assert first["reference_solutions"][0]["path"] == "examples/reference.cpp"
+    task = Task.from_row(first)
+    assert task.dataset == "frontier_cs" and task.task_id == "7"
+    assert task.tests == ("1\n", "2\n") and task.outputs == ("10\n", "20\n")
+    assert task.default_compare["convention"] == "testlib" and "Ratio" in task.default_compare["checker"]
+    assert task.time_limit_s == 2.0 and task.time_limit_factor == 1.0 and task.memory_limit_bytes == 512 << 20
+    task = Task.from_row(second)
+    assert task.interactor["interactor"] == INTERACTOR and task.tests == ("3\n",) and task.time_limit_s == 1.0
+
+
+def test_not_a_package(tmp_path):
+    (tmp_path / "notes").mkdir()
+    with pytest.raises(TaskFormatError, match="not a problem package"):
+        load_tasks(tmp_path)
+
+
+def test_new_formats_take_no_other_rows():
+    assert detect_format({"public_tests": {"input": ["1"], "output": ["1"]}, "name": "x"}) == "code_contests"
+    assert detect_format({"official_tests": [{"input": "1", "output": "1"}]}) == "codeforces"
+    assert detect_format({"inputs": ["1"], "outputs": ["1"]}) == "stdio"

@@ -1,0 +1,386 @@
+"""Problem package directories read as rows: Kattis (problemtools), Codeforces Polygon, Frontier-CS algorithmic
+problems and InteractBench's unpacked problems. :func:`read_problem_dirs` is what ``load_tasks(DIRECTORY)`` calls.
+
+**Kattis** (problemtools' problem package format, https://www.kattis.com/problem-package-format/ legacy version, and
+github ``Kattis/problemtools`` ``problemtools/verifyproblem.py``): ``problem.yaml`` (``validation: default | custom
+| custom interactive | custom score``, ``validator_flags``, ``limits: {memory (MB), time_multiplier,
+time_safety_margin, time_limit}``), ``output_validators/<name>/`` (or ``output_validator/``, the 2023-07 version)
+with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret`` with ``*.in`` and ``*.ans``, in
+nested groups, ``submissions/<verdict>/``. A custom validator runs as ``validator input judge_answer feedback_dir
+[validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention; ``custom interactive`` makes it the
+interactor. The default validator compares tokens, case-insensitively unless ``case_sensitive``, numbers within
+``float_tolerance`` / ``float_relative_tolerance`` / ``float_absolute_tolerance`` when given. Time: problemtools
+sets the limit from the accepted submissions' time × ``time_multiplier`` (the package does not store it); it is read
+from ``limits.time_limit`` or the ``.timelimit`` file Kattis installs, else the package has none here. Tests: the
+samples, then the secret groups in name order (problemtools judges both).
+
+**Polygon** (Codeforces' package ``problem.xml``): ``judging/testset[@name="tests"]`` with ``time-limit`` (ms),
+``memory-limit`` (bytes), ``input-path-pattern`` (``tests/%02d``) and ``answer-path-pattern`` (``tests/%02d.a``),
+``test-count``; ``assets/checker/source`` (testlib: ``check input output answer``), ``assets/interactor/source``
+(testlib: ``interactor input tout answer``, then the checker on ``tout``), ``files/resources`` (``testlib.h`` and
+other headers the sources include), ``assets/solutions/solution[@tag]`` (``main``, ``accepted``, ``wrong-answer``...).
+Codeforces gives each test the time limit as it is: factor 1. Tests a package does not hold (a standard package keeps
+generated tests as generator scripts: run its ``doall.sh``) are refused by name.
+
+**Frontier-CS** (github ``FrontierCS/Frontier-CS`` ``algorithmic/problems/<id>/`` and its judge
+``algorithmic/judge/src/problem_manager.js`` and ``judge_engine.js`` at commit
+4d508c1954766e0dda0347e1f14946978ef6b761): ``config.yaml`` (``type: default | interactive``, ``time: 2s``,
+``memory: 256m``, ``checker`` (default ``chk.cc``), ``interactor`` (default ``interactor.cc``), ``subtasks`` of
+``n_cases``), ``testdata/<i>.in`` and ``<i>.ans`` numbered from 1 across subtasks. go-judge gives the program the
+CPU time limit and twice it of wall time (factor 1), the checker 10 s and 256 MB, the interactor 4 × both. The
+checker (testlib, ``chk in.txt out.txt ans.txt``) or interactor prints ``Ratio: x``: the test's score; a problem's
+score is their mean. ``examples/reference.cpp`` is a reference solution.
+
+**InteractBench** (see :mod:`.interactbench`): a folder written by its ``scripts/import_from_jsonl.py`` with the test
+shards unpacked: ``<id>/meta.json``, ``<id>/interactor/non_adaptive.cpp`` and ``adaptive.cpp``, ``<id>/cases/*.in``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from ..errors import TaskFormatError
+from ._common import limit_seconds
+from ._contest import JUDGE_SOURCE_LANGUAGES, checker_spec, interactor_spec, language_of
+
+__all__ = ["read_problem_dirs", "read_kattis", "read_polygon", "read_frontier_cs", "read_interactbench_dir"]
+
+#: Headers a judge program's source may include, carried as its extra files.
+HEADER_SUFFIXES = (".h", ".hpp", ".hh")
+
+
+def _text(path: Path) -> str:
+    """A file's text (UTF-8, bad bytes replaced)."""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    """A YAML file as a mapping (``{}`` when empty).
+
+    Raises:
+        TaskFormatError: not YAML, or not a mapping.
+    """
+    import yaml
+
+    try:
+        value = yaml.safe_load(_text(path).lstrip("\ufeff")) or {}
+    except yaml.YAMLError as exc:
+        raise TaskFormatError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(value, dict):
+        raise TaskFormatError(f"{path}: expected a mapping")
+    return value
+
+
+def _solutions(paths: list[tuple[Path, str]], root: Path) -> list[dict[str, Any]]:
+    """Reference solutions: ``{path, language, tag, source}`` for each source file of ``paths`` (path, tag)."""
+    found = []
+    for path, tag in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            language = language_of(file.name)
+            if language is not None and file.is_file():
+                found.append({"path": file.relative_to(root).as_posix(), "language": language, "tag": tag,
+                              "source": _text(file)})
+    return found
+
+
+def _judge_program(directory: Path, what: str) -> tuple[str, str, dict[str, str]]:
+    """The main source of a judge program directory (the one source file with ``main``), its language and the other
+    files (headers, further sources) by name.
+
+    Raises:
+        TaskFormatError: no source file in a supported language, or several with ``main``.
+    """
+    files = sorted(p for p in directory.iterdir() if p.is_file())
+    sources = [p for p in files if language_of(p.name) in JUDGE_SOURCE_LANGUAGES]
+    if not sources:
+        raise TaskFormatError(f"{directory}: no {what} source in C, C++ or Python")
+    mains = [p for p in sources if re.search(r"\bmain\s*\(", _text(p)) or p.suffix == ".py"]
+    if len(mains) != 1:
+        raise TaskFormatError(f"{directory}: expected one {what} source with main(), found "
+                              f"{', '.join(p.name for p in mains) or 'none'}")
+    main = mains[0]
+    extra = {p.name: _text(p) for p in files if p != main and (p.suffix in HEADER_SUFFIXES or p in sources)}
+    return _text(main), str(language_of(main.name)), extra
+
+
+# -- Kattis ---------------------------------------------------------------------------------------------------------
+
+
+def _kattis_tests(root: Path) -> list[dict[str, str]]:
+    """``data/sample`` then ``data/secret``: every ``*.in`` with its ``*.ans``, groups in name order.
+
+    Raises:
+        TaskFormatError: an input without its answer file.
+    """
+    tests = []
+    for part in ("sample", "secret"):
+        base = root / "data" / part
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.in")):
+            answer = path.with_suffix(".ans")
+            if not answer.is_file():
+                raise TaskFormatError(f"{answer}: missing (every Kattis test input needs its .ans)")
+            tests.append({"name": path.relative_to(root / "data").with_suffix("").as_posix(), "input": _text(path),
+                          "answer": _text(answer)})
+    return tests
+
+
+def _default_validator(flags: list[str]) -> dict[str, Any]:
+    """Kattis' default output validator with ``validator_flags`` as a stdout judge: tokens, case-insensitive unless
+    ``case_sensitive``, numbers within the float tolerances given."""
+    judge: dict[str, Any] = {"mode": "tokens"}
+    values = {}
+    for i, flag in enumerate(flags[:-1]):
+        if flag in ("float_tolerance", "float_relative_tolerance", "float_absolute_tolerance"):
+            try:
+                values[flag] = float(flags[i + 1])
+            except ValueError:
+                raise TaskFormatError(f"validator_flags: {flag} needs a number, got {flags[i + 1]!r}") from None
+    if values:
+        judge = {"mode": "float", "tolerance": max(values.values())}
+        if set(values) == {"float_absolute_tolerance"}:
+            judge["absolute_only"] = True
+    if "case_sensitive" not in flags:
+        judge["ignore_case"] = True
+    return judge
+
+
+def read_kattis(root: Path) -> dict[str, Any]:
+    """A Kattis problem package directory as a ``kattis_package`` row (see :mod:`.packages`).
+
+    Raises:
+        TaskFormatError: a bad ``problem.yaml``, a custom validation without a validator, a test input without its
+            answer, no tests.
+    """
+    config = _yaml(root / "problem.yaml") if (root / "problem.yaml").is_file() else {}
+    validation = str(config.get("validation") or "default").split()
+    kind = str(config.get("type") or "")  # the 2023-07 version: pass-fail | scoring | interactive | multi-pass
+    interactive = "interactive" in validation or "interactive" in kind.split()
+    flags = config.get("validator_flags") or []
+    if isinstance(flags, str):
+        flags = flags.split()
+    flags = [str(f) for f in flags]
+    limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
+    row: dict[str, Any] = {"task_format": "kattis_package", "task_id": root.name,
+                           "package_tests": _kattis_tests(root), "interactor": None, "time_limit_factor": 1.0}
+    if validation[0] == "custom" or interactive or (root / "output_validator").is_dir():
+        folder = root / "output_validator"
+        if not folder.is_dir():
+            base = root / "output_validators"
+            subdirs = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+            folder = subdirs[0] if len(subdirs) == 1 else base
+        if not folder.is_dir():
+            raise TaskFormatError(f"{root}: validation is {' '.join(validation)!r} but there is no output_validators/")
+        source, language, files = _judge_program(folder, "output validator")
+        if interactive:
+            row["interactor"] = interactor_spec(source, language=language, convention="kattis", files=files,
+                                                flags=flags)
+        else:
+            row["checker"] = checker_spec(source, language=language, convention="kattis", files=files, flags=flags)
+    else:
+        row["judge"] = _default_validator(flags)
+    seconds = limits.get("time_limit")
+    if seconds is None and (root / ".timelimit").is_file():
+        seconds = _text(root / ".timelimit").strip()
+    row["time_limit_s"] = limit_seconds(seconds)
+    memory = limits.get("memory")
+    row["memory_limit_bytes"] = int(float(memory) * (1 << 20)) if memory else None
+    verdicts = root / "submissions"
+    row["reference_solutions"] = _solutions(
+        [(p, p.name) for p in sorted(verdicts.iterdir()) if p.is_dir()] if verdicts.is_dir() else [], root)
+    return row
+
+
+# -- Polygon --------------------------------------------------------------------------------------------------------
+
+
+def _polygon_source(root: Path, element: ET.Element | None, what: str) -> tuple[str, str] | None:
+    """The text and language of an asset's ``<source path type>``, else None when the asset is absent.
+
+    Raises:
+        TaskFormatError: the source file is missing or not C, C++ or Python.
+    """
+    source = element.find("source") if element is not None else None
+    if source is None:
+        return None
+    path = root / str(source.get("path"))
+    if not path.is_file():
+        raise TaskFormatError(f"{root}: the {what} {source.get('path')!r} is not in the package")
+    language = language_of(path.name)
+    if language not in JUDGE_SOURCE_LANGUAGES:
+        raise TaskFormatError(f"{root}: the {what} {path.name} is not in C, C++ or Python")
+    return _text(path), str(language)
+
+
+def read_polygon(root: Path) -> dict[str, Any]:
+    """A Polygon package directory (``problem.xml``) as a ``polygon_package`` row (see :mod:`.packages`).
+
+    Raises:
+        TaskFormatError: ``problem.xml`` is not XML or has no ``tests`` testset, a test or the checker is missing.
+    """
+    try:
+        xml = ET.parse(root / "problem.xml").getroot()
+    except ET.ParseError as exc:
+        raise TaskFormatError(f"{root / 'problem.xml'}: not valid XML: {exc}") from None
+    testset = xml.find("judging/testset[@name='tests']")
+    if testset is None:
+        raise TaskFormatError(f"{root / 'problem.xml'}: no <judging><testset name=\"tests\">")
+    count = int(testset.findtext("test-count") or len(testset.findall("tests/test")))
+    input_pattern = testset.findtext("input-path-pattern") or "tests/%02d"
+    answer_pattern = testset.findtext("answer-path-pattern") or "tests/%02d.a"
+    tests = []
+    for i in range(1, count + 1):
+        test_input, answer = root / (input_pattern % i), root / (answer_pattern % i)
+        if not test_input.is_file():
+            raise TaskFormatError(f"{test_input}: missing (a package that keeps generated tests as scripts needs "
+                                  "them generated first: run its doall.sh)")
+        tests.append({"name": input_pattern % i, "input": _text(test_input),
+                      "answer": _text(answer) if answer.is_file() else ""})
+    files = {}
+    for resource in xml.findall("files/resources/file"):
+        path = root / str(resource.get("path"))
+        if path.suffix in HEADER_SUFFIXES and path.is_file():
+            files[path.name] = _text(path)
+    row: dict[str, Any] = {"task_format": "polygon_package", "task_id": xml.get("short-name") or root.name,
+                           "package_tests": tests, "time_limit_factor": 1.0, "interactor": None}
+    checker = _polygon_source(root, xml.find("assets/checker"), "checker")
+    if checker is not None:
+        row["checker"] = checker_spec(checker[0], language=checker[1], convention="testlib", files=files)
+    interactor = _polygon_source(root, xml.find("assets/interactor"), "interactor")
+    if interactor is not None:
+        row["interactor"] = interactor_spec(interactor[0], language=interactor[1], convention="testlib", files=files)
+    time_ms = testset.findtext("time-limit")
+    memory = testset.findtext("memory-limit")
+    row["time_limit_s"] = int(time_ms) / 1000.0 if time_ms else None
+    row["memory_limit_bytes"] = int(memory) if memory else None
+    solutions = [(root / str(s.get("path")), str(sol.get("tag") or ""))
+                 for sol in xml.findall("assets/solutions/solution") for s in sol.findall("source")]
+    row["reference_solutions"] = _solutions([(p, tag) for p, tag in solutions if p.is_file()], root)
+    return row
+
+
+# -- Frontier-CS ----------------------------------------------------------------------------------------------------
+
+
+def _size_bytes(value: Any) -> int | None:
+    """Frontier-CS' ``memory: 256m`` (``k``, ``m``, ``g``; a bare number is megabytes) as bytes."""
+    match = re.fullmatch(r"\s*([\d.]+)\s*([kmg]?)b?\s*", str(value).lower()) if value is not None else None
+    if match is None:
+        return None
+    return int(float(match.group(1)) * {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "": 1 << 20}[match.group(2)])
+
+
+def read_frontier_cs(root: Path) -> dict[str, Any]:
+    """A Frontier-CS algorithmic problem directory (``config.yaml``, ``testdata/``) as a ``frontier_cs`` row.
+
+    Raises:
+        TaskFormatError: a bad ``config.yaml``, a missing test, checker or interactor.
+    """
+    config = _yaml(root / "config.yaml")
+    kind = str(config.get("type") or "default")
+    names: list[tuple[str, str]] = []
+    number = 1
+    suffix_in, suffix_ans = config.get("input_suffix") or ".in", config.get("output_suffix") or ".ans"
+    for subtask in config.get("subtasks") or []:
+        if isinstance(subtask, dict) and subtask.get("n_cases") is not None:
+            for i in range(int(subtask["n_cases"])):
+                names.append((f"{number + i}{suffix_in}", f"{number + i}{suffix_ans}"))
+            number += int(subtask["n_cases"])
+        elif isinstance(subtask, dict) and isinstance(subtask.get("cases"), list):
+            names += [(str(c["input"]), str(c["output"])) for c in subtask["cases"]]
+        else:
+            raise TaskFormatError(f"{root / 'config.yaml'}: a subtask needs n_cases or cases")
+    tests = []
+    for input_name, answer_name in names:
+        test_input = root / "testdata" / input_name
+        answer = root / "testdata" / re.sub(r"\.out$", ".ans", answer_name)
+        if not answer.is_file():
+            answer = root / "testdata" / answer_name
+        if not test_input.is_file() or not answer.is_file():
+            raise TaskFormatError(f"{root}: test {input_name} or its answer {answer_name} is missing from testdata/")
+        tests.append({"name": input_name, "input": _text(test_input), "answer": _text(answer)})
+    row: dict[str, Any] = {"task_format": "frontier_cs", "task_id": root.name, "package_tests": tests,
+                           "time_limit_s": limit_seconds(str(config.get("time_limit") or config.get("time") or "1s")),
+                           "time_limit_factor": 1.0,
+                           "memory_limit_bytes": _size_bytes(config.get("memory_limit") or config.get("memory")
+                                                             or "256m"),
+                           "interactor": None}
+    if kind == "interactive":
+        path = root / str(config.get("interactor") or "interactor.cc")
+        if not path.is_file():
+            raise TaskFormatError(f"{root}: interactive problem without its interactor {path.name}")
+        row["interactor"] = interactor_spec(_text(path), language=str(language_of(path.name)), convention="testlib")
+    else:
+        path = root / str(config.get("checker") or "chk.cc")
+        if not path.is_file():
+            raise TaskFormatError(f"{root}: no checker {path.name}")
+        row["checker"] = checker_spec(_text(path), language=str(language_of(path.name)), convention="testlib")
+    row["reference_solutions"] = _solutions([(root / "examples" / "reference.cpp", "reference")]
+                                            if (root / "examples" / "reference.cpp").is_file() else [], root)
+    return row
+
+
+# -- InteractBench --------------------------------------------------------------------------------------------------
+
+
+def read_interactbench_dir(root: Path) -> dict[str, Any]:
+    """An InteractBench problem directory (``meta.json``, ``interactor/``, ``cases/``) as the dataset's row with
+    its ``cases`` (read by :mod:`.interactbench`).
+
+    Raises:
+        TaskFormatError: ``meta.json`` is not a JSON object.
+    """
+    try:
+        meta = json.loads(_text(root / "meta.json"))
+    except ValueError as exc:
+        raise TaskFormatError(f"{root / 'meta.json'}: not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise TaskFormatError(f"{root / 'meta.json'}: expected a JSON object")
+    row = {"task_format": "interactbench", "problem_id": root.name, **meta}
+    for kind in ("non_adaptive", "adaptive"):
+        path = root / "interactor" / f"{kind}.cpp"
+        if path.is_file():
+            row[f"interactor_{kind}"] = _text(path)
+    cases = root / "cases"
+    row["cases"] = {p.stem: _text(p) for p in sorted(cases.glob("*.in"))} if cases.is_dir() else {}
+    return row
+
+
+#: Each package kind: how a directory is recognised, and its reader.
+_KINDS = (
+    (lambda d: (d / "problem.xml").is_file(), read_polygon),
+    (lambda d: (d / "config.yaml").is_file() and (d / "testdata").is_dir(), read_frontier_cs),
+    (lambda d: (d / "meta.json").is_file() and (d / "interactor").is_dir(), read_interactbench_dir),
+    (lambda d: (d / "problem.yaml").is_file() or (d / "data" / "secret").is_dir(), read_kattis),
+)
+
+
+def read_problem_dirs(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows of a problem package directory, or of each package directly inside ``path`` (in name order): Kattis
+    (``problem.yaml`` or ``data/secret``), Polygon (``problem.xml``), Frontier-CS (``config.yaml`` and
+    ``testdata/``), InteractBench (``meta.json`` and ``interactor/``).
+
+    Raises:
+        TaskFormatError: ``path`` is no package and holds none, or a package is malformed (the message names it).
+    """
+    root = Path(path)
+    for recognise, reader in _KINDS:
+        if recognise(root):
+            return [reader(root)]
+    rows = []
+    for child in sorted(p for p in root.iterdir() if p.is_dir()):
+        for recognise, reader in _KINDS:
+            if recognise(child):
+                rows.append(reader(child))
+                break
+    if not rows:
+        raise TaskFormatError(f"{root}: not a problem package (Kattis problem.yaml, Polygon problem.xml, Frontier-CS "
+                              "config.yaml with testdata/, InteractBench meta.json) and holds none")
+    return rows

@@ -1,0 +1,56 @@
+"""Problem packages read from directories: Kattis (problemtools), Codeforces Polygon and Frontier-CS problems, as rows
+of trl-sandbox's own package schema, and the format that reads those rows (``kattis_package``,
+``polygon_package``, ``frontier_cs``). The directories are read by :mod:`.package_dirs`
+(``load_tasks(DIRECTORY)``).
+
+Row schema (what :func:`trl_sandbox.formats.package_dirs.read_problem_dirs` writes; JSON-able, so it can be kept
+as JSONL): ``task_format`` (the package kind), ``task_id`` (the problem's directory name), ``package_tests`` (a list
+of ``{name, input, answer}``: the test's path in the package, its input and its answer file's text), ``checker`` (a
+checker spec, see :func:`~trl_sandbox.formats._common.parse_compare`) or ``judge`` (a stdout judge, Kattis' default
+validator), ``interactor`` (an interactor spec) or None, ``time_limit_s``, ``time_limit_factor``,
+``memory_limit_bytes``, and ``reference_solutions`` (a list of ``{path, language, tag, source}``: Kattis'
+``submissions/<verdict>/``, Polygon's ``<solutions>`` with their tags, Frontier-CS' ``examples/reference.cpp``),
+which the task does not carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import TaskFormatError
+from ._common import Format, parse_compare, parse_interactor, stdio_fields
+
+#: The package kinds, by format name.
+PACKAGE_FORMATS = ("kattis_package", "polygon_package", "frontier_cs")
+
+
+def read_package(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A package row (see the module docstring): its tests (inputs and answers), its checker or stdout judge, its
+    interactor, its limits.
+
+    Raises:
+        TaskFormatError: ``package_tests`` is not a list of ``{name, input, answer}``, or a checker, judge or
+            interactor spec is malformed.
+    """
+    tests = row.get("package_tests")
+    if not isinstance(tests, list) or not all(isinstance(t, Mapping) and isinstance(t.get("input"), str)
+                                              for t in tests):
+        raise TaskFormatError("task field 'package_tests' must be a list of {name, input, answer} (rows that "
+                              "load_tasks(DIRECTORY) writes)")
+    judge = parse_compare(row.get("checker")) or parse_compare(row.get("judge")) or {"mode": "tokens"}
+    time_limit = row.get("time_limit_s")
+    memory = row.get("memory_limit_bytes")
+    fields = stdio_fields([t["input"] for t in tests], [t.get("answer") or "" for t in tests], judge,
+                          time_limit_s=float(time_limit) if time_limit else None,
+                          time_limit_factor=row.get("time_limit_factor"),
+                          memory_limit_bytes=int(memory) if memory else None)
+    interactor = parse_interactor(row.get("interactor"))
+    if interactor is not None:
+        fields["interactor"] = interactor
+    return fields
+
+
+KATTIS = Format("kattis_package", read_package, id_field="task_id")
+POLYGON = Format("polygon_package", read_package, id_field="task_id")
+FRONTIER_CS = Format("frontier_cs", read_package, id_field="task_id")
