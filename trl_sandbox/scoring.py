@@ -112,8 +112,9 @@ def reward_of(verdict: Verdict, mode: str = "pass_rate", table: dict[str, float]
     :func:`~trl_sandbox.config.reward_table`; default: the default values). None for the unscored statuses."""
     table = table if table is not None else reward_table(mode)
     if verdict.status == "failed" and mode == "pass_rate":
-        fraction = verdict.tests_passed / verdict.tests_total if verdict.tests_total else 0.0
-        return table["passed"] * fraction
+        earned = verdict.tests_passed + verdict.partial  # a checker's partial scores count as fractions of a test
+        fraction = earned / verdict.tests_total if verdict.tests_total else 0.0
+        return table["passed"] * min(1.0, fraction)
     return table.get(verdict.status)
 
 

@@ -78,12 +78,16 @@ class Verdict:
         tests_total: The task's own number of tests.
         error: A short reason for ``error``/``timeout``/``banned``/``unserializable`` (or the first failing test's
             error).
+        partial: The partial scores of the tests not passed, summed (each a fraction of full marks in [0, 1]: a
+            checker's testlib points, Frontier-CS ``Ratio:``, Kattis ``score.txt``); the ``pass_rate`` reward counts
+            them, ``all_or_nothing`` pays only full marks.
     """
 
     status: str
     tests_passed: int
     tests_total: int
     error: str | None = None
+    partial: float = 0.0
 
 
 def harness_records(stdout: bytes, key: str | None = None) -> list[dict]:
@@ -523,6 +527,9 @@ class Task:
                 crashed = str(record["crash"])[:500]
         passed = sum(1 for record in by_index.values() if record.get("ok") is True)
         failing = [by_index[i] for i in sorted(by_index) if by_index[i].get("ok") is not True]
+        partial = sum(min(1.0, max(0.0, float(r["score"]))) for r in failing
+                      if isinstance(r.get("score"), (int, float)) and not isinstance(r["score"], bool)
+                      and r["score"] == r["score"])
         first_error = None
         if failing:
             first_error = failing[0].get("error") or f"test {sorted(by_index)[0]} failed"
@@ -534,8 +541,8 @@ class Task:
                 reason = "the CPU time limit was reached"
             else:
                 reason = "the completion's time budget ran out"
-            if passed:  # the tests already passed keep their credit: a failure, not a timeout of the whole program
-                return Verdict("failed", passed, total, f"{reason} after {passed} passed test(s)")
+            if passed or partial:  # the tests already passed keep their credit: a failure, not a timeout of the whole
+                return Verdict("failed", passed, total, f"{reason} after {passed} passed test(s)", partial)
             return Verdict("timeout", passed, total, reason)
         unserializable = next((r["unserializable"] for r in by_index.values() if r.get("unserializable")), None)
         if unserializable is not None:
@@ -549,4 +556,4 @@ class Task:
             # It crashed before any output on every test it ran (a stdin program's `import nosuchmod`, `1/0`,
             # `sys.exit(3)`): the same `error` as a function program that does not load.
             return Verdict("error", 0, total, first_error)
-        return Verdict("passed" if passed == total else "failed", passed, total, first_error)
+        return Verdict("passed" if passed == total else "failed", passed, total, first_error, partial)

@@ -197,8 +197,11 @@ def start_judge_program(spec, args, fds, seconds, files=(), name="checker", star
         close_fds_except(keep)
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL if program is not None else signal.SIG_IGN)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL if program is not None else signal.SIG_IGN)
+        # An interactor that writes to a program that has ended gets EPIPE, not SIGPIPE (ignored across exec): it
+        # then reads the end of the program's output and rejects it, as testlib's interactors do.
+        piped = program is not None and name != "interactor"
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL if piped else signal.SIG_IGN)
         _limit_cpu(seconds)
         write_all(started_on, _STARTED)
     except BaseException:  # noqa: BLE001 - no verdict: the parent sees no start byte
@@ -213,7 +216,8 @@ def start_judge_program(spec, args, fds, seconds, files=(), name="checker", star
     code = 0
     try:
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+        out = _ProgramGone() if name == "interactor" else io.FileIO(1, "w", closefd=False)
+        sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
         exec(compiled(spec[name], "<%s>" % name), {"__name__": "__main__", "__builtins__": builtins})
     except SystemExit as exc:
@@ -226,6 +230,21 @@ def start_judge_program(spec, args, fds, seconds, files=(), name="checker", star
         except BaseException:  # noqa: BLE001
             pass
     os._exit(code & 0xFF)
+
+
+class _ProgramGone(io.RawIOBase):
+    """A Python interactor's stdout: what it writes once the program has ended (``EPIPE``) is dropped, as a C++
+    interactor's ``std::cout`` drops it, so that it goes on to read the end of the program's output and judges that;
+    never a crash of the interactor (a judge error) that a program could cause by leaving early."""
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        try:
+            return os.write(1, data)
+        except BrokenPipeError:
+            return len(data)
 
 
 #: testlib's exit codes (testlib.h ``TResult``, ``_pc(n)`` aside) and what each means here.

@@ -162,14 +162,19 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
         worker.deadline = time.monotonic() + wall + 1.0
         reply = None
         timed_out = False
+        started = time.monotonic()
         try:
             reply = worker.request({"q": "stdio", "interact": True, "limit": limit, "timeout": wall})
         except Timeout:
             timed_out = True
-            worker.kill()
         except WorkerDied:
             pass
         program_end = time.monotonic()
+        if timed_out:  # the program was cut at the deadline (the worker may be killed already)
+            program_end = min(program_end, worker.deadline)
+            worker.kill()
+        elif _type(reply) is dict and _type(reply.get("end")) is float:  # when the program's run ended (the same
+            program_end = min(program_end, max(started, reply["end"]))  # system-wide monotonic clock)
         os.close(from_program)
         opened.remove(from_program)
         if reply is not None and (_type(reply) is not dict or _type(reply.get("out")) is not str):

@@ -269,6 +269,8 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
     os.dup2(in_fd, 0)
     os.dup2(out_fd, 1)
     os.close(in_fd)
+    if pipes is not None:  # descriptor 1 its only end: a program that closes it is seen to end its output
+        os.close(out_fd)
     streams = sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__
     sys.stdin = sys.__stdin__ = io.open(0, "r", encoding="utf-8", closefd=False)  # not builtins.open: a task may ban it
     sys.stdout = sys.__stdout__ = io.open(1, "w", encoding="utf-8", closefd=False)
@@ -296,8 +298,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
     os.close(saved_out)
     sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__ = streams
     if pipes is not None:
-        os.close(out_fd)
-        reply.update(out="", cpu_s=cpu_seconds() - cpu_start)
+        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=time.monotonic())
     else:
         reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()

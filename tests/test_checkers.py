@@ -1,0 +1,355 @@
+"""Checker programs in C, C++ and Python (testlib's and Kattis' conventions) and interactive problems, scored through
+the sandbox as users call it: rows with a ``compare`` checker or an ``interactor``, completions as a model writes them.
+
+Every case runs on the local backend and through the harness as remote backends run it (``python harness.pyz``, one
+process per request: here the mock backend running it unisolated, with benign programs only; the compiled checkers
+and interactors are then linked statically, as for a remote image). Checkers and interactors are compiled once per
+session, into a cache of the session (``TRL_SANDBOX_CACHE``), against trl-sandbox's own testlib.h.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from trl_sandbox import SandboxConfig, Scorer, Task
+from trl_sandbox.backends.mock import MockBackend
+from trl_sandbox.testing import run_unsandboxed
+
+GXX = shutil.which("g++")
+if GXX is None and os.environ.get("CI") == "true":  # CI installs g++ (.ci/run): its absence is a failure there
+    raise RuntimeError("g++ is missing: .ci/run installs it; the checker tests need it")
+pytestmark = pytest.mark.skipif(GXX is None, reason="g++ is not installed (apt-get install g++)")
+
+# -- checkers (testlib: checker input output answer) -----------------------------------------------------------------
+SUM = r"""
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    long long a = inf.readLong(), b = inf.readLong();
+    long long want = ans.readLong();
+    if (want != a + b) quitf(_fail, "the answer file says %lld for %lld + %lld", want, a, b);
+    std::string got = ouf.readToken();
+    if (got == "crash") { volatile int* p = nullptr; *p = 1; }   // a checker with a bug: not the program's fault
+    if (got == "fail") quitf(_fail, "the checker gave up");
+    long long value = stringToLongLong(ouf, got.c_str());
+    if (value != want) quitf(_wa, "expected %lld, found %lld", want, value);
+    quitf(_ok, "%lld", value);
+}
+"""
+#: Frontier-CS's convention: the score of an optimisation problem as a ``Ratio:`` of the best (quitp, exit 7).
+RATIO = r"""
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    double best = ans.readDouble();
+    double got = ouf.readDouble(0, best, "score");
+    if (got == best) quitf(_ok, "best");
+    quitp(got / best, "Ratio: %.4f", got / best);
+}
+"""
+#: FrontierCS issue 106's kind: a checker that returns early with _ok, so an empty output passes.
+EMPTY_OK = r"""
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    if (ouf.seekEof()) quitf(_ok, "nothing to check");
+    if (ouf.readLong() != ans.readLong()) quitf(_wa, "wrong");
+    quitf(_ok, "ok");
+}
+"""
+#: The AetherCode rewrite's kind: the jury's and the program's files swapped, only as many tokens as printed compared.
+SWAPPED = r"""
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    while (!ouf.seekEof()) {          // as many tokens as the program printed: none, and it passes
+        if (ans.seekEof()) quitf(_wa, "long");
+        if (ans.readToken() != ouf.readToken()) quitf(_wa, "differs");
+    }
+    quitf(_ok, "same");
+}
+"""
+KATTIS_C = r"""
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char** argv) {   /* validator input judge_answer feedback_dir: the output on stdin */
+    FILE* ans = fopen(argv[2], "r");
+    long long want, got;
+    if (fscanf(ans, "%lld", &want) != 1) return 1;            /* a judge error */
+    char path[4096];
+    snprintf(path, sizeof path, "%sjudgemessage.txt", argv[3]);
+    if (scanf("%lld", &got) != 1) { FILE* f = fopen(path, "w"); fputs("no number", f); fclose(f); return 43; }
+    char extra[2];
+    if (scanf("%1s", extra) == 1) return 43;
+    return got == want ? 42 : 43;
+}
+"""
+KATTIS_SCORE_PY = """
+import sys
+want = int(open(sys.argv[2]).read())
+got = sys.stdin.read().split()
+if not got or not got[0].lstrip("-").isdigit() or not 0 <= int(got[0]) <= want:
+    open(sys.argv[3] + "judgemessage.txt", "w").write("not a score")
+    sys.exit(43)
+open(sys.argv[3] + "score.txt", "w").write(got[0])
+sys.exit(42)
+"""
+
+# -- interactors -------------------------------------------------------------------------------------------------
+GUESS = r"""
+#include "testlib.h"
+#include <iostream>
+int main(int argc, char* argv[]) {
+    registerInteraction(argc, argv);
+    int n = inf.readInt();
+    int queries = 0;
+    while (true) {
+        std::string op = ouf.readToken("[?!]", "op");
+        int x = ouf.readInt(1, 1000, "x");
+        if (op == "!") {
+            if (x != n) quitf(_wa, "guessed %d, the number is %d", x, n);
+            tout << queries << std::endl;
+            quitf(_ok, "found %d in %d queries", n, queries);
+        }
+        if (++queries > 1000) quitf(_wa, "too many queries");
+        std::cout << (x < n ? "<" : x > n ? ">" : "=") << std::endl;
+    }
+}
+"""
+#: Polygon's way: the checker then reads what the interactor wrote to tout (here, the number of queries).
+QUERIES = r"""
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    int queries = ouf.readInt();
+    if (queries > 10) quitf(_wa, "%d queries, at most 10 allowed", queries);
+    quitf(_ok, "%d queries", queries);
+}
+"""
+SUM_VALIDATOR_PY = """
+import sys
+cases = [line.split() for line in open(sys.argv[1]).read().splitlines() if line.strip()]
+for a, b in cases:
+    print(a, b, flush=True)
+    reply = sys.stdin.readline().split()
+    if reply != [str(int(a) + int(b))]:
+        open(sys.argv[3] + "judgemessage.txt", "w").write("expected %d, got %r" % (int(a) + int(b), reply))
+        sys.exit(43)
+print("0 0", flush=True)
+sys.exit(42)
+"""
+STUCK_INTERACTOR_PY = """
+import sys, time
+sys.stdin.readline()
+time.sleep(1000)
+"""
+
+PY_GUESS = """
+lo, hi = 1, 1000
+while True:
+    m = (lo + hi) // 2
+    print("?", m, flush=True)
+    r = input()
+    if r == "=":
+        print("!", m, flush=True)
+        break
+    lo, hi = (m + 1, hi) if r == "<" else (lo, m - 1)
+"""
+PY_SCAN = """
+for m in range(1, 1001):
+    print("?", m, flush=True)
+    if input() == "=":
+        print("!", m, flush=True)
+        break
+"""
+CPP_GUESS = """```cpp
+#include <cstdio>
+int main() {
+    int lo = 1, hi = 1000;
+    while (true) {
+        int m = (lo + hi) / 2;
+        printf("? %d\\n", m); fflush(stdout);
+        char r[4]; if (scanf("%3s", r) != 1) return 1;
+        if (r[0] == '=') { printf("! %d\\n", m); fflush(stdout); return 0; }
+        if (r[0] == '<') lo = m + 1; else hi = m - 1;
+    }
+}
+```"""
+#: Closes its output early, then waits: the interactor sees the end of the output, rejects and exits first.
+CPP_CLOSES = """```cpp
+#include <cstdio>
+#include <unistd.h>
+int main() { fclose(stdout); close(1); sleep(100); }
+```"""
+PY_SUMS = """
+import sys
+for line in sys.stdin:
+    a, b = map(int, line.split())
+    if a == b == 0:
+        break
+    print(a + b, flush=True)
+"""
+
+
+def sum_row(**compare):
+    return {"task_id": "sum", "inputs": ["1 2\n", "5 7\n"], "outputs": ["3\n", "12\n"],
+            "compare": {"checker": SUM, "language": "cpp", **compare}}
+
+
+GUESS_ROW = {"task_id": "guess", "inputs": ["37\n", "1000\n"], "outputs": ["", ""],
+             "interactor": {"interactor": GUESS, "language": "cpp"}}
+
+
+@pytest.fixture(scope="session")
+def judge_cache():
+    """The session's compile cache: each checker and interactor compiled once per test run."""
+    path = tempfile.mkdtemp(prefix="trl-sandbox-judge-cache-")
+    before = os.environ.get("TRL_SANDBOX_CACHE")
+    os.environ["TRL_SANDBOX_CACHE"] = path
+    yield path
+    if before is None:
+        os.environ.pop("TRL_SANDBOX_CACHE", None)
+    else:
+        os.environ["TRL_SANDBOX_CACHE"] = before
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=["local", "remote-harness"])
+def judge_scorer(request, judge_cache, sandbox_root):
+    """A scorer on the local backend, and one running the harness as remote backends do (one ``python harness.pyz``
+    per request, here unisolated through the mock backend)."""
+    local = request.param == "local"
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=1.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)} if local else None)
+    with Scorer.from_config(config, backend=None if local else MockBackend(handler=run_unsandboxed)) as scorer:
+        yield scorer
+
+
+def results(scorer, row, completions):
+    task = Task.from_row(row)
+    return [(r.status, r.reward, r.tests_passed, r.error) for r in scorer.score([task] * len(completions),
+                                                                               completions)]
+
+
+def test_a_testlib_checker_in_cpp_judges_each_output(judge_scorer):
+    got = results(judge_scorer, sum_row(), ["a, b = map(int, input().split())\nprint(a + b)", "print(3)",
+                                            "print('x')", "print(3)\nprint(3)"])
+    assert got[0][:3] == ("passed", 1.0, 2)
+    assert got[1][:3] == ("failed", 0.5, 1) and "expected 12, found 3" in got[1][3]
+    assert got[2][0] == "failed" and got[2][2] == 0 and "expected integer" in got[2][3].lower()
+    assert got[3][0] == "failed" and "extra" in got[3][3].lower()  # testlib: output left unread is not accepted
+
+
+def test_a_checker_that_crashes_or_fails_is_the_tasks_fault_never_a_wrong_answer(judge_scorer):
+    got = results(judge_scorer, sum_row(), ["print('crash')", "print('fail')"])
+    assert [(status, reward) for status, reward, *_ in got] == [("invalid_task", None)] * 2
+    assert "signal" in got[0][3] and "_fail" in got[1][3]
+
+
+@pytest.mark.parametrize("checker, reason", [(EMPTY_OK, "pays an empty output"),
+                                             (SWAPPED, "pays an empty output")])
+def test_a_checker_that_pays_an_empty_output_is_quarantined(judge_scorer, checker, reason):
+    row = {"task_id": "hazard", "inputs": ["1 2\n"], "outputs": ["3\n"],
+           "compare": {"checker": checker, "language": "c++"}}
+    got = results(judge_scorer, row, ["print(3)", "", "print(4)"])
+    assert [g[0] for g in got[::2]] == ["invalid_task", "invalid_task"], got
+    assert reason in got[0][3] and "quarantined" in got[0][3]
+
+
+def test_a_checker_that_rejects_the_jurys_answer_is_quarantined(judge_scorer):
+    row = {"task_id": "wrong-answer-file", "inputs": ["1 2\n"], "outputs": ["4\n"], "compare": {"checker": SUM,
+                                                                                                "language": "cpp"}}
+    (status, reward, _, error), = results(judge_scorer, row, ["print(3)"])
+    assert (status, reward) == ("invalid_task", None) and "jury's own answer" in error
+
+
+def test_partial_scores_count_in_pass_rate_and_not_in_all_or_nothing(judge_scorer, sandbox_root):
+    row = {"task_id": "ratio", "inputs": ["x\n", "y\n"], "outputs": ["10\n", "8\n"],
+           "compare": {"checker": RATIO, "language": "cpp"}}
+    got = results(judge_scorer, row, ["print(10 if input() == 'x' else 2)", "print(5)"])
+    assert got[0][:3] == ("failed", pytest.approx(0.625), 1)  # 1 + 2/8 of 2 tests
+    assert got[1][0] == "failed" and got[1][1] == pytest.approx((0.5 + 0.625) / 2)
+    scorer = judge_scorer
+    strict = Scorer(scorer.pool, test_timeout_s=1.0, reward_mode="all_or_nothing")
+    assert [r.reward for r in strict.score([Task.from_row(row)], ["print(5)"])] == [0.0]
+
+
+def test_kattis_output_validators_in_c_and_python(judge_scorer):
+    row = {"task_id": "kattis", "inputs": ["1 2\n"], "outputs": ["3\n"],
+           "compare": {"checker": KATTIS_C, "language": "c", "convention": "kattis"}}
+    got = results(judge_scorer, row, ["print(3)", "print(4)", "print('zz')"])
+    assert [g[:2] for g in got] == [("passed", 1.0), ("failed", 0.0), ("failed", 0.0)]
+    assert "no number" in got[2][3]
+    scored = {"task_id": "kattis-score", "inputs": ["-\n"], "outputs": ["8\n"],
+              "compare": {"checker": KATTIS_SCORE_PY, "language": "python", "convention": "kattis",
+                          "points_max": 8}}
+    got = results(judge_scorer, scored, ["print(8)", "print(2)", "print('x')"])
+    assert [g[:2] for g in got] == [("passed", 1.0), ("failed", 0.25), ("failed", 0.0)]
+
+
+def _worker_imports_its_standard_library(scorer):
+    """Whether the harness's worker can import standard modules it has not yet: run as root, ``python harness.pyz``
+    runs the program as ``nobody``, who cannot read an interpreter installed under ``/root`` (pyenv's)."""
+    if scorer.pool.backend.name == "local" or os.geteuid() != 0:
+        return True
+    path = os.path.dirname(os.__file__)
+    while path != "/":
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        path = os.path.dirname(path)
+    return True
+
+
+def test_an_interactive_problem_with_a_testlib_interactor_and_a_checker_on_tout(judge_scorer):
+    row = {**GUESS_ROW, "compare": {"checker": QUERIES, "language": "cpp"}}
+    native = _worker_imports_its_standard_library(judge_scorer)
+    got = results(judge_scorer, row, [PY_GUESS, CPP_GUESS if native else PY_GUESS, PY_SCAN,
+                                      "print('! 5', flush=True)"])
+    assert got[0][:3] == ("passed", 1.0, 2)
+    assert got[1][:3] == ("passed", 1.0, 2)   # a C++ program: its own process, the same pipes
+    assert got[2][0] == "failed" and "at most 10" in got[2][3]  # the interactor accepts, the checker on tout not
+    assert got[3][:3] == ("failed", 0.0, 0) and "guessed 5" in got[3][3]
+
+
+def test_interaction_failures_follow_problemtools_precedence(judge_scorer):
+    closes = CPP_CLOSES if _worker_imports_its_standard_library(judge_scorer) else (
+        "import os, time\nos.close(1)\ntime.sleep(100)")
+    got = results(judge_scorer, GUESS_ROW, [
+        "print('hello')",                          # never reads: the interactor rejects what it wrote
+        "input()",                                 # waits for a query it never sent: the wall-clock limit
+        "while True: pass",                        # the CPU-time limit
+        closes,                                    # closes its output early: the interactor rejected, and first
+        "print('? 500', flush=True)\nraise SystemExit(3)",  # crashes: a runtime error
+    ])
+    assert got[0][0] == "failed" and "op" in got[0][3]
+    assert got[1][0] == "timeout" and got[2][0] == "timeout"
+    assert got[3][0] == "failed" and "unexpected end of file" in got[3][3].lower()
+    assert got[4][0] == "error" and "exit status 3" in got[4][3]
+
+
+def test_kattis_interactive_validator_in_python(judge_scorer):
+    row = {"task_id": "sums", "inputs": ["1 2\n30 12\n"], "outputs": [""],
+           "interactor": {"interactor": SUM_VALIDATOR_PY, "language": "python", "convention": "kattis"}}
+    got = results(judge_scorer, row, [PY_SUMS, "print(3, flush=True)\nprint(41, flush=True)"])
+    assert got[0][:2] == ("passed", 1.0)
+    assert got[1][:2] == ("failed", 0.0) and "expected 42" in got[1][3]
+
+
+def test_an_interactor_that_never_ends_is_the_tasks_fault(judge_scorer):
+    row = {"task_id": "stuck", "inputs": ["1\n"], "outputs": [""],
+           "interactor": {"interactor": STUCK_INTERACTOR_PY, "language": "python"}}
+    (status, reward, _, error), = results(judge_scorer, row, ["print(1, flush=True)"])
+    assert (status, reward) == ("invalid_task", None) and "interactor did not finish" in error
+
+
+def test_a_compile_error_in_a_checker_is_an_invalid_task_compiled_once(judge_scorer, judge_cache):
+    row = {"task_id": "broken", "inputs": ["1\n"], "outputs": ["1\n"],
+           "compare": {"checker": "#include \"testlib.h\"\nint main( {", "language": "cpp"}}
+    got = results(judge_scorer, row, ["print(1)", "print(1)"])
+    assert {g[0] for g in got} == {"invalid_task"} and "does not compile" in got[0][3]
+    errors = [n for n in os.listdir(os.path.join(judge_cache, "judge-programs")) if n.endswith(".error")]
+    assert len(errors) >= 1
