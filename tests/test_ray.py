@@ -331,6 +331,24 @@ def test_an_execution_and_a_session_write_their_own_scratch_slot_only_on_ray(clu
     assert pool.live_sandboxes() == []
 
 
+@pytest.mark.skipif(__import__("shutil").which("g++") is None and os.environ.get("CI") != "true",
+                    reason="g++ is not installed (apt-get install g++)")
+def test_checker_and_interactive_tasks_are_scored_on_ray(cluster, tmp_path, monkeypatch):
+    """A C++ testlib checker and a C++ interactor, compiled once on the driver (statically: the actors' nodes need
+    not share its libraries) and run by the judge of each actor's sandbox."""
+    from test_checkers import GUESS_ROW, PY_GUESS, sum_row
+
+    monkeypatch.setenv("TRL_SANDBOX_CACHE", str(tmp_path))
+    with Scorer.from_config(config(cluster, sandbox_pool_size=2, sandbox_test_timeout=2.0)) as scorer:
+        cluster.actor_pids |= {s.data["pid"] for s in scorer.pool.live_sandboxes()}
+        checker, guess = Task.from_row(sum_row()), Task.from_row(GUESS_ROW)
+        results = scorer.score([checker, checker, guess, guess],
+                               ["a, b = map(int, input().split())\nprint(a + b)", "print(3)", PY_GUESS,
+                                "print('! 5', flush=True)"])
+    assert [(r.status, r.reward) for r in results] == [("passed", 1.0), ("failed", 0.5), ("passed", 1.0),
+                                                      ("failed", 0.0)], [r.error for r in results]
+
+
 def test_an_unreachable_cluster_is_one_clear_error_and_ray_is_never_started_or_imported_needlessly():
     probe = textwrap.dedent("""
         import sys, anyio
