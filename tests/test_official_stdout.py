@@ -299,8 +299,13 @@ def test_rule_4_checkers_read_real_files_as_the_runner_writes_them(scorer):
     ("import sys\nsys.stdout.write('1')", 1.0),
 ])
 def test_rule_4_what_a_checker_may_answer(scorer, checker, official):
+    # Each checker accepts the jury's answer and rejects an empty output (else its self-test quarantines it: issue
+    # 37); what it answers for another output ("2 3") is the case under test.
+    checker = ("import sys\nout = open(sys.argv[3]).read().split()\n"
+               "if not out or out == open(sys.argv[2]).read().split():\n    print(1 if out else 0)\n"
+               "    raise SystemExit\n") + checker
     row = codeforces_row([{"input": "5\n", "output": "1 4\n"}], checker=checker, problem="E")
-    assert trl_rewards(scorer, row, [printing("1 4\n")]) == [official]
+    assert trl_rewards(scorer, row, [printing("2 3\n")]) == [official]
 
 
 def test_rule_4_the_program_cannot_reach_the_checkers_files(scorer):

@@ -14,6 +14,9 @@ This path imports neither torch nor trl.
 ``trl-sandbox plot RUN_DIR``: draw a run's rewards, pass rate and sandbox time per step to PNG files; see
 :func:`trl_sandbox.plots.plot_run`.
 
+``trl-sandbox prepare --tasks FILE``: compile a task set's C and C++ checkers and interactors once, in parallel,
+into the cache shared by ranks and runs; see :func:`prepare_main`.
+
 ``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h (pinned, sha256-checked) for checkers;
 see :func:`testlib_main`.
 """
@@ -37,8 +40,8 @@ from .cli_train import TrainArguments, train_main
 from .config import SandboxConfig
 from .errors import ConfigurationError, TaskFormatError, TrlSandboxError
 
-__all__ = ["ScoreArguments", "TrainArguments", "cleanup_main", "main", "plot_main", "score_main", "testlib_main",
-           "train_main"]
+__all__ = ["ScoreArguments", "TrainArguments", "cleanup_main", "main", "plot_main", "prepare_main", "score_main",
+           "testlib_main", "train_main"]
 
 logger = logging.getLogger("trl_sandbox")
 
@@ -369,6 +372,43 @@ def plot_main(argv: list[str]) -> int:
     return 0
 
 
+# -- prepare -----------------------------------------------------------------------------------------------------
+
+
+def prepare_main(argv: list[str]) -> int:
+    """``trl-sandbox prepare --tasks FILE``: compile the C and C++ checkers and interactors of a task set in parallel
+    into the compile cache (see :mod:`trl_sandbox.judge_programs`), so that training starts with every build done.
+    Prints the counts; returns 0, or 1 when some did not compile (their tasks are ``invalid_task``)."""
+    from .judge_programs import cache_dir, prepare
+    from .loading import load_tasks
+    from .tasks import Task
+
+    parser = argparse.ArgumentParser(prog="trl-sandbox prepare",
+                                     description="Compile a task set's checkers and interactors once, before training.")
+    parser.add_argument("--tasks", required=True, help="Task file (.jsonl[.gz], .parquet), bundled set or package dir.")
+    parser.add_argument("--task-format", default=None, help="The format of every row (default: detected per row).")
+    parser.add_argument("--backend", default="local", help="The backend the run uses: 'local' builds against this "
+                        "machine's libraries, any other statically (default: local).")
+    parser.add_argument("--testlib-header", default=None, help="An official testlib.h (default: "
+                        "$TRL_SANDBOX_TESTLIB_H, else trl-sandbox's own).")
+    parser.add_argument("--jobs", type=int, default=None, help="Compilers at once (default: the CPU count).")
+    ns = parser.parse_args(argv)
+    tasks, bad = [], 0
+    for row in load_tasks(ns.tasks, task_format=ns.task_format):
+        try:
+            tasks.append(Task.from_row(row))
+        except TaskFormatError:
+            bad += 1
+    started = time.monotonic()
+    counts = prepare(tasks, static=ns.backend != "local", testlib=ns.testlib_header, jobs=ns.jobs)
+    print(f"{len(tasks)} tasks ({bad} rows that do not parse skipped): {counts['builds']} checker/interactor builds, "
+          f"{counts['compiled']} compiled, {counts['cached']} already in {cache_dir() / 'judge-programs'}, "
+          f"{len(counts['errors'])} that do not compile, in {time.monotonic() - started:.1f} s")
+    for task_id, message in counts["errors"][:10]:
+        print(f"  {task_id}: {message[:300]}")
+    return 1 if counts["errors"] else 0
+
+
 # -- testlib -----------------------------------------------------------------------------------------------------
 
 
@@ -394,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"train": train_main, "score": score_main, "cleanup": cleanup_main, "plot": plot_main,
-                "testlib": testlib_main}
+                "testlib": testlib_main, "prepare": prepare_main}
     if argv and argv[0] in ("-V", "--version"):
         from importlib.metadata import PackageNotFoundError, version
 
@@ -409,11 +449,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: trl-sandbox {train,score,cleanup,plot,testlib} [options] | --version\n\n"
+            "usage: trl-sandbox {train,score,cleanup,plot,prepare,testlib} [options] | --version\n\n"
             "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
             "  score    score completions against tasks without training (trl-sandbox score --help)\n"
             "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)\n"
             "  plot     draw a run's rewards, pass rate and sandbox time to PNG files (trl-sandbox plot --help)\n"
+            "  prepare  compile a task set's checkers and interactors once, before training\n"
             "  testlib  download the official testlib.h for checkers (trl-sandbox testlib download --help)",
             file=sys.stderr,
         )

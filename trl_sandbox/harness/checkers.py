@@ -475,7 +475,8 @@ def _wait_checker(pid, r, deadline):
 
 def judge_selftest(emit, worker, req, timeout):
     """The self-test of a task's checker (request mode ``selftest``), before its first use: on the first two tests
-    whose answer is not empty, the jury's answer as the output (``{"i", "answer": verdict}``: it must be accepted)
+    whose answer is not empty, the jury's answer as the output (its line ends ``\n``, as a program prints them:
+    ``{"i", "answer": verdict}``: it must be accepted)
     and an empty output (``{"i", "empty": verdict}``: it must not be paid). Runs only task code; ``worker`` is not
     used. Returns the number of tests it went through."""
     n = 0
@@ -484,7 +485,8 @@ def judge_selftest(emit, worker, req, timeout):
         answer = expected[i] if i < len(expected) else ""
         if not str(answer).strip():
             continue
-        emit({"i": i, "answer": run_checker(req["compare"], text, answer, answer, None)})
+        output = answer.replace("\r\n", "\n")  # as a program on Linux would print it
+        emit({"i": i, "answer": run_checker(req["compare"], text, output, answer, None)})
         emit({"i": i, "empty": run_checker(req["compare"], text, "", answer, None)})
         n += 1
         if n == 2:
