@@ -32,21 +32,25 @@ Modules, from the bottom up (each imports only those above it):
 - :mod:`.native`: programs in other languages: compile, then one process per test;
 - :mod:`.worker`: the worker process: bans, loading the program, answering the judge;
 - :mod:`.processes`: the worker as the judge holds it, and forks of the judge for task code;
-- :mod:`.checkers`: checker programs (special judges);
+- :mod:`.checkers`: checker programs (special judges) in Python or compiled, their self-test;
+- :mod:`.interaction`: interactive problems (the program and an interactor on two direct pipes);
 - :mod:`.judges`: one judge per test mode (assert, call, stdio, function, reference);
 - :mod:`.pytest_runner`: pytest files (KodCode);
 - :mod:`.server`: one request per process (``main``) or many (``serve``, the local backend's judge server);
 - :mod:`.session`: interpreter sessions for ``CodeEnvironment``;
 - :mod:`.archive` (host side only, not in the archive): the archive's bytes.
 
-Request fields: ``mode`` (``assert`` | ``call`` | ``stdio`` | ``function`` | ``pytest`` | ``reference``), ``program``
+Request fields: ``mode`` (``assert`` | ``call`` | ``stdio`` | ``function`` | ``pytest`` | ``reference`` | ``selftest``:
+a checker's self-test, :func:`.checkers.judge_selftest`), ``program``
 (source run by the worker), ``prelude`` (import statements of the tests, run by the worker after the program, as the
 official harnesses' single module would), ``trusted`` (``assert``: code the judge runs first), ``setup`` (``assert``:
 test module source run by the judge; ``pytest``: the test file), ``entry`` (``assert``: function the tests call as
 ``candidate``), ``entries`` (``assert``, ``pytest``: the functions under test, the only names of the program's that may
 be named like a builtin in the tests' namespace), ``tests``, ``expected`` (``call``: encoded return values; ``stdio``:
 output texts; ``function``: JSON return values), ``func_name``, ``rule`` (``function``), ``compare`` (``stdio``: the
-judge of the output, see :func:`.compare.same_output`, or a checker), ``memory_limit_bytes``, ``files``,
+judge of the output, see :func:`.compare.same_output`, or a checker: its Python source, or a compiled one's
+``binary`` (base64) and ``sha256``), ``interactor`` (``stdio``: the interactor, likewise), ``memory_limit_bytes``,
+``files``,
 ``files_only`` (the files are the program's only input and output), ``nonzero_exit`` (``fails`` | ``ignored`` |
 ``judged``: how a stdin program's crash counts, see :func:`.judges.judge_stdio`), ``build`` and
 ``compile_timeout_s`` (``stdio`` programs in other languages), ``test_timeout_s``, ``output_limit``, ``stop_on_failure``
