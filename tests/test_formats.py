@@ -660,7 +660,9 @@ def test_a_checker_that_runs_the_output_cannot_forge_records(own_sandbox_root, f
     """A generated checker may ``eval`` or ``exec`` what the program printed: then the program's text runs in the
     checker's process. It must not reach the judge's result channel (``python harness.py``) or its connection to the
     host (fork server): the checker's fork keeps no descriptor but its own verdict pipe."""
-    checker = "import sys\ntry:\n    exec(open(sys.argv[2]).read())\nexcept Exception:\n    pass\nsys.exit(1)\n"
+    # It accepts the answer and rejects an empty output (its self-test, issue 37), and runs any other output.
+    checker = ("import sys\nout = open(sys.argv[2]).read()\nif out == open(sys.argv[3]).read():\n    sys.exit(0)\n"
+               "try:\n    exec(out)\nexcept Exception:\n    pass\nsys.exit(1)\n")
     row = {"task_id": "executing-checker", "inputs": ["1\n", "2\n"], "outputs": ["1\n", "2\n"],
            "compare": {"checker": checker}}
     script = ("import os\nfor fd in range(3, 256):\n    try:\n"

@@ -147,7 +147,8 @@ _SEALS = 0x0001 | 0x0002 | 0x0004 | 0x0008  # F_SEAL_SEAL | F_SEAL_SHRINK | F_SE
 
 
 def binary_fd(spec):
-    """A read-only descriptor of the compiled judge program of ``spec`` (``{"binary": base64, "sha256"}``): a memory
+    """A read-only descriptor of the compiled judge program of ``spec`` (``{"binary": base64, "encoding"?: "zlib",
+    "sha256"}``): a memory
     file, sealed against any change (``F_SEAL_WRITE``...), kept for later requests. Raises ValueError when the bytes do
     not have the sha256 the request names."""
     import base64
@@ -159,6 +160,10 @@ def binary_fd(spec):
     if fd is not None:
         return fd
     data = base64.b64decode(spec["binary"])
+    if spec.get("encoding") == "zlib":
+        import zlib
+
+        data = zlib.decompress(data)
     if hashlib.sha256(data).hexdigest() != sha:
         raise ValueError("the judge program's bytes do not match their sha256")
     rw = os.memfd_create("judge-program", os.MFD_CLOEXEC | 0x0002)  # MFD_ALLOW_SEALING
