@@ -210,3 +210,12 @@ def test_an_infrastructure_failure_is_retried_once_and_never_the_rows_fault():
     assert scorer.calls == 2
     assert [r.verdict for r in report.rows] == ["ok", "infra_error"]
     assert "infra_error" in report.rows[1].findings[0] and report.kept() == [0]
+
+
+
+def test_a_reference_that_cannot_run_as_the_tasks_format_leaves_the_row_without_one():
+    row = {k: v for k, v in MBPP_WRONG.items() if k != "code"}
+    row["reference_solutions"] = [{"path": "a.cpp", "language": "cpp", "tag": "accepted", "source": "int main(){}"}]
+    report = audit_tasks([row], _FlakyScorer(()))
+    assert report.rows[0].verdict == "no_reference"
+    assert report.rows[0].findings == ["reference cpp: not run (mbpp tasks run Python)"]

@@ -19,7 +19,8 @@ verdict                        meaning
 ``trivial_paid``               a trivial program earns a reward above ``max_trivial`` (0: any) under ``pass_rate``
 ``infra_error``                a program could not be scored (infrastructure failure or batch deadline, after one
                                retry): not the row's fault, and not vouched for either
-``no_reference``               none of the above, and the row publishes no reference to check its tests with
+``no_reference``               none of the above, and the row publishes no accepted reference that runs (a function
+                               task's runs only in Python) to check its tests with
 ``ok``                         its accepted references pass, its rejected ones fail, no trivial program is paid
 ============================== ======================================================================================
 
@@ -389,10 +390,8 @@ def audit_tasks(rows: Sequence[Mapping[str, Any]], scorer: Any, *, task_format: 
         audit.task_id = task.task_id
         programs = [("reference" if expected == "accepted" else "rejected", language, code)
                     for language, code, expected in reference_solutions(row, accepted=accepted, rejected=rejected)]
-        if not programs:
-            audit.verdict = "no_reference"
-        programs += trivial_programs(task)
-        for kind, language, code in programs:
+        references = 0
+        for kind, language, code in programs + trivial_programs(task):
             if task.format == "stdio":
                 runs_as = dataclasses.replace(task, language=language) if task.language != language else task
             elif language == "python":
@@ -400,9 +399,12 @@ def audit_tasks(rows: Sequence[Mapping[str, Any]], scorer: Any, *, task_format: 
             else:
                 audit.findings.append(f"{kind} {language}: not run ({task.format} tasks run Python)")
                 continue
+            references += kind == "reference"
             jobs.append((audit, kind, language))
             tasks.append(runs_as)
             completions.append(code)
+        if not references:  # nothing tells whether the tests accept a right answer
+            audit.verdict = "no_reference"
     results = _score(scorer, tasks, completions)
     for (audit, kind, language), result in zip(jobs, results):
         audit.programs.append({"kind": kind, "language": language, "status": result.status, "reward": result.reward,
