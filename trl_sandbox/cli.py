@@ -17,6 +17,10 @@ This path imports neither torch nor trl.
 ``trl-sandbox prepare --tasks FILE``: compile a task set's C and C++ checkers and interactors once, in parallel,
 into the cache shared by ranks and runs; see :func:`prepare_main`.
 
+``trl-sandbox audit --tasks FILE_OR_SET``: score each row's own reference solutions and trivial programs, self-test
+its checker, and list the rows that fail their reference or pay a trivial program (``--report``, ``--clean``); see
+:mod:`trl_sandbox.audit`.
+
 ``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h (pinned, sha256-checked) for checkers;
 see :func:`testlib_main`.
 """
@@ -40,8 +44,8 @@ from .cli_train import TrainArguments, train_main
 from .config import SandboxConfig
 from .errors import ConfigurationError, TaskFormatError, TrlSandboxError
 
-__all__ = ["ScoreArguments", "TrainArguments", "cleanup_main", "main", "plot_main", "prepare_main", "score_main",
-           "testlib_main", "train_main"]
+__all__ = ["ScoreArguments", "TrainArguments", "audit_main", "cleanup_main", "main", "plot_main", "prepare_main",
+           "score_main", "testlib_main", "train_main"]
 
 logger = logging.getLogger("trl_sandbox")
 
@@ -409,6 +413,16 @@ def prepare_main(argv: list[str]) -> int:
     return 1 if counts["errors"] else 0
 
 
+# -- audit ------------------------------------------------------------------------------------------------------
+
+
+def audit_main(argv: list[str]) -> int:
+    """``trl-sandbox audit``: see :func:`trl_sandbox.audit.audit_main` (options, outputs, what it raises)."""
+    from .audit import audit_main as run
+
+    return run(argv)
+
+
 # -- testlib -----------------------------------------------------------------------------------------------------
 
 
@@ -434,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"train": train_main, "score": score_main, "cleanup": cleanup_main, "plot": plot_main,
-                "testlib": testlib_main, "prepare": prepare_main}
+                "testlib": testlib_main, "prepare": prepare_main, "audit": audit_main}
     if argv and argv[0] in ("-V", "--version"):
         from importlib.metadata import PackageNotFoundError, version
 
@@ -449,13 +463,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: trl-sandbox {train,score,cleanup,plot,prepare,testlib} [options] | --version\n\n"
+            "usage: trl-sandbox {train,score,cleanup,plot,prepare,testlib,audit} [options] | --version\n\n"
             "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
             "  score    score completions against tasks without training (trl-sandbox score --help)\n"
             "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)\n"
             "  plot     draw a run's rewards, pass rate and sandbox time to PNG files (trl-sandbox plot --help)\n"
             "  prepare  compile a task set's checkers and interactors once, before training\n"
-            "  testlib  download the official testlib.h for checkers (trl-sandbox testlib download --help)",
+            "  testlib  download the official testlib.h for checkers (trl-sandbox testlib download --help)\n"
+            "  audit    check a task set against its own references and trivial programs (trl-sandbox audit --help)",
             file=sys.stderr,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2
@@ -467,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except TrlSandboxError as exc:
         message = str(exc)
-        if argv[0] in ("score", "cleanup", "train"):  # the fields as the flags without their prefix name them
+        if argv[0] in ("score", "cleanup", "train", "audit"):  # the fields as the flags without their prefix name them
             message = re.sub(r"\bsandbox_(\w+)", lambda m: "--" + m.group(1).replace("_", "-"), message)
         print(f"trl-sandbox {argv[0]}: error: {message}", file=sys.stderr)
         return 2
