@@ -353,3 +353,132 @@ def test_a_compile_error_in_a_checker_is_an_invalid_task_compiled_once(judge_sco
     assert {g[0] for g in got} == {"invalid_task"} and "does not compile" in got[0][3]
     errors = [n for n in os.listdir(os.path.join(judge_cache, "judge-programs")) if n.endswith(".error")]
     assert len(errors) >= 1
+
+
+# -- rows and packages as the datasets publish them, scored end to end ---------------------------------------------
+def test_code_contests_plus_and_aethercode_rows(judge_scorer):
+    ccplus = {"id": "1A", "title": "Sum", "description": "Print a + b.", "time_limit": 1000, "memory_limit": 256,
+              "checker": SUM, "validator": "", "generator": "", "generator_cmd": "",
+              "correct_submissions": [{"code": "print(sum(map(int, input().split())))", "language": "py3"}],
+              "incorrect_submissions": [{"code": "print(0)", "language": "py3"}],
+              "test_cases": [{"input": "1 2\n", "output": "3\n"}, {"input": "5 7\n", "output": "12\n"}]}
+    aether = {"id": 60001, "description": "Print a + b.", "time_limit": 1000, "memory_limit": 256, "checker": SUM,
+              "test_cases": [{"input": "2 3\n", "output": "5\n"}], "year": 2025, "date": "2025/01/01",
+              "difficulty": "Easy", "contest_category": "ICPC", "contest_name": "Our own"}
+    right, wrong = ccplus["correct_submissions"][0]["code"], ccplus["incorrect_submissions"][0]["code"]
+    assert [g[:2] for g in results(judge_scorer, ccplus, [right, wrong])] == [("passed", 1.0), ("failed", 0.0)]
+    assert [g[:2] for g in results(judge_scorer, aether, [right, wrong])] == [("passed", 1.0), ("failed", 0.0)]
+
+
+VALIDATE_H = "#include <cstdio>\nstatic inline int accept() { return 42; }\nstatic inline int reject() { return 43; }\n"
+VALIDATOR_CPP = """#include "validate.h"
+#include <fstream>
+int main(int argc, char** argv) {
+    std::ifstream answer(argv[2]);
+    long long want, got;
+    answer >> want;
+    if (scanf("%lld", &got) != 1) return reject();
+    return got == want ? accept() : reject();
+}
+"""
+
+
+def _kattis_package(root, validation, validator, name):
+    (root / "data" / "secret").mkdir(parents=True)
+    (root / "problem.yaml").write_text(f"name: Sum\nvalidation: {validation}\nlimits:\n  time_limit: 1\n")
+    for i, (given, answer) in enumerate([("1 2\n", "3\n"), ("30 12\n", "42\n")]):
+        (root / "data" / "secret" / f"{i}.in").write_text(given)
+        (root / "data" / "secret" / f"{i}.ans").write_text(answer)
+    folder = root / "output_validators" / "v"
+    folder.mkdir(parents=True)
+    for file_name, text in validator.items():
+        (folder / file_name).write_text(text)
+    (root / "submissions" / "accepted").mkdir(parents=True)
+    (root / "submissions" / "accepted" / "a.py").write_text(name)
+
+
+def test_kattis_packages_with_a_cpp_validator_and_its_header_and_an_interactive_one(judge_scorer, tmp_path):
+    from trl_sandbox import load_tasks
+
+    _kattis_package(tmp_path / "custom", "custom", {"validate.cpp": VALIDATOR_CPP, "validate.h": VALIDATE_H},
+                    "print(sum(map(int, input().split())))")
+    (custom,) = load_tasks(tmp_path / "custom")
+    got = results(judge_scorer, custom, ["print(sum(map(int, input().split())))", "print(3)"])
+    assert [g[:3] for g in got] == [("passed", 1.0, 2), ("failed", 0.5, 1)]
+    interactive = "import sys\n" + SUM_VALIDATOR_PY.split("import sys\n", 1)[1]
+    _kattis_package(tmp_path / "inter", "custom interactive", {"interact.py": interactive}, PY_SUMS)
+    (inter,) = load_tasks(tmp_path / "inter")
+    got = results(judge_scorer, inter, [PY_SUMS, "print(3, flush=True)"])  # right for "1 2" only
+    assert [g[:2] for g in got] == [("passed", 1.0), ("failed", 0.5)]
+
+
+def test_a_polygon_package_with_an_interactor_and_a_checker_on_tout(judge_scorer, tmp_path):
+    from trl_sandbox import load_tasks
+
+    root = tmp_path / "guess"
+    (root / "tests").mkdir(parents=True)
+    (root / "files").mkdir()
+    for i, number in enumerate(("37", "1000"), 1):
+        (root / "tests" / f"{i:02d}").write_text(number + "\n")
+        (root / "tests" / f"{i:02d}.a").write_text("\n")
+    (root / "files" / "check.cpp").write_text(QUERIES)
+    (root / "files" / "interactor.cpp").write_text(GUESS)
+    (root / "problem.xml").write_text("""<?xml version="1.0" encoding="utf-8"?>
+<problem revision="1" short-name="guess">
+  <judging input-file="" output-file="">
+    <testset name="tests">
+      <time-limit>1000</time-limit><memory-limit>268435456</memory-limit><test-count>2</test-count>
+      <input-path-pattern>tests/%02d</input-path-pattern><answer-path-pattern>tests/%02d.a</answer-path-pattern>
+      <tests><test method="manual"/><test method="manual"/></tests>
+    </testset>
+  </judging>
+  <assets>
+    <checker name="check.cpp" type="testlib"><source path="files/check.cpp" type="cpp.g++17"/></checker>
+    <interactor><source path="files/interactor.cpp" type="cpp.g++17"/></interactor>
+  </assets>
+</problem>
+""")
+    (row,) = load_tasks(root)
+    got = results(judge_scorer, row, [PY_GUESS, PY_SCAN])
+    assert got[0][:2] == ("passed", 1.0) and got[1][0] == "failed" and "at most 10" in got[1][3]
+
+
+def test_frontier_cs_partial_scores_with_placeholder_answers(judge_scorer, tmp_path):
+    from trl_sandbox import load_tasks
+
+    root = tmp_path / "algorithmic" / "problems" / "0"
+    (root / "testdata").mkdir(parents=True)
+    (root / "config.yaml").write_text("type: default\nchecker: chk.cc\ntime: 1s\nmemory: 256m\n"
+                                      "subtasks:\n  - score: 100\n    n_cases: 2\n")
+    # As Frontier-CS' own: the .ans file is a placeholder, the checker scores the output against the input alone.
+    (root / "chk.cc").write_text(r"""#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    int n = inf.readInt();
+    int got = ouf.readInt(1, n, "k");
+    quitp(double(got) / n, "Ratio: %.6f", double(got) / n);
+}
+""")
+    for i, n in ((1, 4), (2, 10)):
+        (root / "testdata" / f"{i}.in").write_text(f"{n}\n")
+        (root / "testdata" / f"{i}.ans").write_text("zzz\n")
+    (row,) = load_tasks(tmp_path / "algorithmic" / "problems")
+    got = results(judge_scorer, row, ["print(input())", "print(2)", ""])
+    assert got[0][:2] == ("passed", 1.0)
+    assert got[1][0] == "failed" and got[1][1] == pytest.approx((0.5 + 0.2) / 2)
+
+
+def test_an_interactbench_folder(judge_scorer, tmp_path):
+    from trl_sandbox import load_tasks
+
+    problem = tmp_path / "ib_guess"
+    (problem / "interactor").mkdir(parents=True)
+    (problem / "cases").mkdir()
+    (problem / "meta.json").write_text('{"difficulty": "easy", "cate": [], "cpu_time_limit_ms": 1000, '
+                                       '"memory_limit_mb": 256, "interactor_mode": "non_adaptive"}')
+    (problem / "interactor" / "non_adaptive.cpp").write_text(GUESS)
+    for i, number in enumerate(("5", "999"), 1):
+        (problem / "cases" / f"{i:03d}.in").write_text(number + "\n")
+    (row,) = load_tasks(tmp_path)
+    got = results(judge_scorer, row, [PY_GUESS, "print('! 5', flush=True)"])
+    assert [g[:3] for g in got] == [("passed", 1.0, 2), ("failed", 0.5, 1)]

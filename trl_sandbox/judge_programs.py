@@ -287,16 +287,18 @@ def selftest_request(task: Any, compare: dict[str, Any], test_timeout_s: float) 
             "expected": list(task.outputs[:64]), "test_timeout_s": test_timeout_s}
 
 
-def selftest_problem(records: list[dict[str, Any]]) -> str | None:
+def selftest_problem(records: list[dict[str, Any]], answer_is_output: bool = True) -> str | None:
     """Why a checker failed its self-test (its records from :func:`selftest_request`), else None. A checker that
     fails is quarantined: its task is ``invalid_task``, never scored (Frontier-CS issue 106: a checker paid an empty
-    program 100/100; a published rewrite of an AetherCode checker swapped the jury's and the program's files)."""
+    program 100/100; a published rewrite of an AetherCode checker swapped the jury's and the program's files).
+    ``answer_is_output``: False where the answer file is not an output (the checker spec's ``answer_is_output``):
+    only the empty output is checked."""
     answered = [r for r in records if "answer" in r]
     if not answered:
         return None  # no test has a non-empty answer: nothing to compare with
     for record in records:
         verdict = record.get("answer", record.get("empty"))
-        if "answer" in record and verdict is not True:
+        if "answer" in record and verdict is not True and answer_is_output:
             reason = verdict.get("invalid") or verdict.get("error") if isinstance(verdict, dict) else verdict
             return f"the checker does not accept the jury's own answer on test {record.get('i')}: {reason}"
         if "empty" in record:

@@ -546,7 +546,7 @@ class Scorer:
             records = harness_records(result.stdout, record_key)
             if not any(r.get("done") is not None for r in records):
                 raise InfrastructureError(f"the checker's self-test did not complete: {_output_tail(result)}")
-            problem = judge_programs.selftest_problem(records)
+            problem = judge_programs.selftest_problem(records, compare.get("answer_is_output", True))
             if problem is not None:
                 raise TaskFormatError(f"quarantined: {problem}")
         return fields

@@ -210,8 +210,10 @@ INTERACTOR_CONVENTIONS = ("testlib", "kattis")
 
 def _judge_program(value: Mapping[str, Any], key: str, conventions: tuple[str, ...], what: str) -> dict[str, Any]:
     """A checker's or an interactor's spec: ``{key: SOURCE, "language", "convention", "files", "flags",
-    "points_max"}`` (``files``: extra files its source includes, name to text; ``flags``: extra arguments, Kattis'
-    ``validator_flags``; ``points_max``: the score that is full marks, for checkers that give points)."""
+    "points_max", "answer_is_output"}`` (``files``: extra files its source includes, name to text; ``flags``: extra
+    arguments, Kattis' ``validator_flags``; ``points_max``: the score that is full marks, for checkers that give
+    points; ``answer_is_output: false``: the answer file is not an output the checker would accept, e.g.
+    Frontier-CS' best values, so the self-test only checks that an empty output is not paid)."""
     source = value[key]
     if not isinstance(source, str) or not source.strip():
         raise TaskFormatError(f"{what}: {key!r} must be the {what}'s source code")
@@ -245,6 +247,8 @@ def _judge_program(value: Mapping[str, Any], key: str, conventions: tuple[str, .
         if not points_max > 0:
             raise TaskFormatError(f"{what}: points_max must be a number > 0, got {value['points_max']!r}")
         spec["points_max"] = points_max
+    if value.get("answer_is_output") is False:  # the answer file is not an output (an optimum's value): see
+        spec["answer_is_output"] = False        # trl_sandbox.judge_programs.selftest_problem
     return spec
 
 

@@ -27,7 +27,7 @@ def language_of(file_name: str) -> str | None:
 
 def checker_spec(source: str, *, language: str = "cpp", convention: str = "testlib",
                  files: Mapping[str, str] | None = None, flags: Any = None,
-                 points_max: float | None = None) -> dict[str, Any]:
+                 points_max: float | None = None, answer_is_output: bool = True) -> dict[str, Any]:
     """A checker spec (``default_compare``), validated by :func:`~trl_sandbox.formats._common.parse_compare`.
 
     Raises:
@@ -40,6 +40,8 @@ def checker_spec(source: str, *, language: str = "cpp", convention: str = "testl
         spec["flags"] = flags
     if points_max is not None:
         spec["points_max"] = points_max
+    if not answer_is_output:
+        spec["answer_is_output"] = False
     return parse_compare(spec)  # type: ignore[return-value]
 
 

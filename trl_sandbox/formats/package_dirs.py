@@ -321,7 +321,10 @@ def read_frontier_cs(root: Path) -> dict[str, Any]:
         path = root / str(config.get("checker") or "chk.cc")
         if not path.is_file():
             raise TaskFormatError(f"{root}: no checker {path.name}")
-        row["checker"] = checker_spec(_text(path), language=str(language_of(path.name)), convention="testlib")
+        # Frontier-CS' .ans files hold what the checker scores against (a best value, a placeholder), not an output:
+        # the self-test checks only that an empty output is not paid.
+        row["checker"] = checker_spec(_text(path), language=str(language_of(path.name)), convention="testlib",
+                                      answer_is_output=False)
     row["reference_solutions"] = _solutions([(root / "examples" / "reference.cpp", "reference")]
                                             if (root / "examples" / "reference.cpp").is_file() else [], root)
     return row
