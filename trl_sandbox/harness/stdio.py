@@ -10,6 +10,7 @@ import builtins
 import io
 import os
 import posix
+import select
 import signal
 import sys
 import time
@@ -83,21 +84,34 @@ def wait_child(pid, deadline, usage_out=None):
     ``(status, peak resident bytes, timed out)``; ``usage_out`` (a dict), when given, gets ``cpu_s``: the child's
     user and system CPU seconds (``wait4``'s ``rusage``, its waited-for children included)."""
     pause = 0.0005
+    try:  # woken when it ends, not on the next poll: a compiled program's test costs a fork and exec, no more
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             break
+        if pidfd is not None:
+            left = deadline - time.monotonic()
+            if left > 0:
+                select.select([pidfd], [], [], left)
+                continue
         if time.monotonic() >= deadline:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
             _pid, status, usage = os.wait4(pid, 0)
+            if pidfd is not None:
+                os.close(pidfd)
             if usage_out is not None:
                 usage_out["cpu_s"] = usage.ru_utime + usage.ru_stime
             return status, usage.ru_maxrss * 1024, True
         time.sleep(pause)
         pause = min(pause * 2, 0.01)
+    if pidfd is not None:
+        os.close(pidfd)
     try:
         os.killpg(pid, signal.SIGKILL)  # what it left running in its group
     except OSError:
