@@ -291,24 +291,9 @@ def test_kattis_output_validators_in_c_and_python(judge_scorer):
     assert [g[:2] for g in got] == [("passed", 1.0), ("failed", 0.25), ("failed", 0.0)]
 
 
-def _worker_imports_its_standard_library(scorer):
-    """Whether the harness's worker can import standard modules it has not yet: run as root, ``python harness.pyz``
-    runs the program as ``nobody``, who cannot read an interpreter installed under ``/root`` (pyenv's)."""
-    if scorer.pool.backend.name == "local" or os.geteuid() != 0:
-        return True
-    path = os.path.dirname(os.__file__)
-    while path != "/":
-        if not os.stat(path).st_mode & 0o001:
-            return False
-        path = os.path.dirname(path)
-    return True
-
-
 def test_an_interactive_problem_with_a_testlib_interactor_and_a_checker_on_tout(judge_scorer):
     row = {**GUESS_ROW, "compare": {"checker": QUERIES, "language": "cpp"}}
-    native = _worker_imports_its_standard_library(judge_scorer)
-    got = results(judge_scorer, row, [PY_GUESS, CPP_GUESS if native else PY_GUESS, PY_SCAN,
-                                      "print('! 5', flush=True)"])
+    got = results(judge_scorer, row, [PY_GUESS, CPP_GUESS, PY_SCAN, "print('! 5', flush=True)"])
     assert got[0][:3] == ("passed", 1.0, 2)
     assert got[1][:3] == ("passed", 1.0, 2)   # a C++ program: its own process, the same pipes
     assert got[2][0] == "failed" and "at most 10" in got[2][3]  # the interactor accepts, the checker on tout not
@@ -316,8 +301,7 @@ def test_an_interactive_problem_with_a_testlib_interactor_and_a_checker_on_tout(
 
 
 def test_interaction_failures_follow_problemtools_precedence(judge_scorer):
-    closes = CPP_CLOSES if _worker_imports_its_standard_library(judge_scorer) else (
-        "import os, time\nos.close(1)\ntime.sleep(100)")
+    closes = CPP_CLOSES
     got = results(judge_scorer, GUESS_ROW, [
         "print('hello')",                          # never reads: the interactor rejects what it wrote
         "input()",                                 # waits for a query it never sent: the wall-clock limit
@@ -482,3 +466,87 @@ def test_an_interactbench_folder(judge_scorer, tmp_path):
     (row,) = load_tasks(tmp_path)
     got = results(judge_scorer, row, [PY_GUESS, "print('! 5', flush=True)"])
     assert [g[:3] for g in got] == [("passed", 1.0, 2), ("failed", 0.5, 1)]
+
+
+# -- what a program may do to void its reward: never (review of issue 37); hostile programs run on local only --------
+FILL_PROCESS_LIMIT = """import threading, time
+threading.stack_size(32768)
+def _fill():
+    for _ in range(20000):
+        try:
+            threading.Thread(target=time.sleep, args=(20,), daemon=True).start()
+        except RuntimeError:
+            time.sleep(0.0005)
+threading.Thread(target=_fill, daemon=True).start()
+time.sleep(0.3)
+"""
+CPP_DETACHED_HOLDER = """```cpp
+#include <cstdio>
+#include <unistd.h>
+int main() {
+    printf("! 5\\n"); fflush(stdout);
+    if (fork() == 0) { setsid(); sleep(30); return 0; }   // keeps the output open, out of the program's group
+    usleep(100000);
+}
+```"""
+
+
+@pytest.fixture(scope="module")
+def local_scorer(judge_cache, sandbox_root):
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=1.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        yield scorer
+
+
+@pytest.mark.parametrize("program", ["import os\nos.dup(1)\nprint('! 5', flush=True)", CPP_DETACHED_HOLDER])
+def test_a_program_that_keeps_its_output_open_fails_it_does_not_void_the_task(local_scorer, program):
+    got = results(local_scorer, GUESS_ROW, [program, PY_GUESS])
+    assert got[0][:2] == ("failed", 0.0), got
+    assert got[1][:2] == ("passed", 1.0)  # the task is not quarantined
+
+
+@pytest.mark.parametrize("row, program", [(sum_row(), FILL_PROCESS_LIMIT + "print(4)"),
+                                          (GUESS_ROW, FILL_PROCESS_LIMIT + "print('! 5', flush=True)")])
+def test_a_program_that_fills_the_process_limit_fails_it_does_not_void_the_task(local_scorer, row, program):
+    (status, reward, _, error), = results(local_scorer, row, [program])
+    assert status in ("failed", "error") and reward is not None, error
+
+
+def test_a_kattis_validator_that_fails_on_an_empty_output_is_quarantined(local_scorer):
+    sloppy = "import sys\nwant = int(open(sys.argv[2]).read())\nsys.exit(42 if int(sys.stdin.read()) == want else 43)\n"
+    row = {"task_id": "sloppy", "inputs": ["1 2\n"], "outputs": ["3\n"],
+           "compare": {"checker": sloppy, "language": "python", "convention": "kattis"}}
+    (status, reward, _, error), = results(local_scorer, row, ["print(3)"])
+    assert (status, reward) == ("invalid_task", None) and "fails on an empty output" in error
+
+
+def test_undecodable_bytes_do_not_crash_a_python_interactor(local_scorer):
+    row = {"task_id": "sums-bytes", "inputs": ["1 2\n"], "outputs": [""],
+           "interactor": {"interactor": SUM_VALIDATOR_PY, "language": "python", "convention": "kattis"}}
+    (status, reward, _, _), = results(local_scorer, row, ["import os\ninput()\nos.write(1, b'\\xff\\n')"])
+    assert (status, reward) == ("failed", 0.0)
+
+
+def test_a_checker_that_fails_on_a_programs_output_quarantines_its_task(local_scorer):
+    row = {**sum_row(), "task_id": "sum-quarantine"}
+    got = results(local_scorer, row, ["print('crash')"])
+    assert got[0][:2] == ("invalid_task", None)
+    later = results(local_scorer, row, ["a, b = map(int, input().split())\nprint(a + b)"])
+    assert later[0][0] == "invalid_task" and "quarantined after a judge error" in later[0][3]
+
+
+def test_points_above_one_need_their_maximum(local_scorer):
+    raw = RATIO.replace('quitp(got / best, "Ratio: %.4f", got / best)', 'quitp(got, "points")')
+    row = {"task_id": "raw-points", "inputs": ["x\n"], "outputs": ["10\n"],
+           "compare": {"checker": raw, "language": "cpp"}}
+    assert results(local_scorer, row, ["print(5)"])[0][:2] == ("invalid_task", None)
+    stated = {**row, "task_id": "raw-points-max", "compare": {**row["compare"], "points_max": 10}}
+    assert results(local_scorer, stated, ["print(5)"])[0][:2] == ("failed", 0.5)
+
+
+def test_a_program_that_reopens_its_streams_passes_every_test(local_scorer):
+    row = {"task_id": "reopen", "inputs": ["1 2\n", "3 4\n", "5 6\n"], "outputs": ["3\n", "7\n", "11\n"]}
+    for program in ["import sys\nsys.stdout = open(1, 'w')\nprint(sum(map(int, input().split())))",
+                    "import sys\nsys.stdin = open(0)\nprint(sum(map(int, sys.stdin.readline().split())))"]:
+        assert results(local_scorer, row, [program])[0][:2] == ("passed", 1.0)

@@ -305,4 +305,6 @@ def selftest_problem(records: list[dict[str, Any]], answer_is_output: bool = Tru
             paid = verdict is True or (isinstance(verdict, dict) and (verdict.get("score") or 0) > 0)
             if paid:
                 return f"the checker pays an empty output on test {record.get('i')}"
+            if isinstance(verdict, dict) and "invalid" in verdict:  # a program's empty output would void its reward
+                return f"the checker fails on an empty output on test {record.get('i')}: {verdict['invalid']}"
     return None

@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import secrets
 import threading
 import time
@@ -422,12 +423,14 @@ class Scorer:
         timing = _Timing()
         for attempt in range(2):  # an infrastructure failure is retried once, on another sandbox
             timing.retries = attempt
+            judge_key = None
             try:
                 args: tuple[str, ...] = ()
                 expected: tuple[Any, ...] = ()
                 if task.format == "call":
                     args, expected = await self._reference(task)
                 judge = await self._judge(task) if task.format == "stdio" else None
+                judge_key = judge.pop("key") if judge else None
                 request = task.request(
                     code,
                     test_timeout_s=task.test_timeout_s(self.test_timeout_s, self.time_limit_factor),
@@ -449,6 +452,11 @@ class Scorer:
                 )
                 return self._verdict(task, verdict, time.monotonic() - start, **timing.fields())
             except TaskFormatError as exc:
+                if judge_key is not None and _JUDGE_ERROR.search(str(exc)) and "ran past" not in str(exc):
+                    # Its checker or interactor failed on this program's output after passing its self-test: the
+                    # task is quarantined for the rest of the run, so that no program learns to void its reward so.
+                    logger.warning("trl-sandbox: quarantined %s: %s", task.task_id, exc)
+                    self._judges[judge_key] = TaskFormatError(f"quarantined after a judge error: {exc}")
                 return _unscored(task, "invalid_task", time.monotonic() - start, str(exc), **timing.fields())
             except InfrastructureError as exc:
                 last_error = exc
@@ -502,8 +510,9 @@ class Scorer:
     async def _judge(self, task: Task) -> dict[str, Any] | None:
         """The ``compare`` and ``interactor`` of ``task``'s requests when it has a checker or an interactor: C and C++
         ones compiled (once per build, see :mod:`trl_sandbox.judge_programs`), and its checker self-tested once,
-        in a sandbox, before its first use. Raises TaskFormatError (``invalid_task``) for a task whose checker or
-        interactor does not compile or whose checker fails its self-test (quarantined)."""
+        in a sandbox, before its first use; with the cache ``key``. Raises TaskFormatError (``invalid_task``) for a
+        task whose checker or interactor does not compile, whose checker fails its self-test, or that failed on a
+        program's output before (quarantined)."""
         compare, interactor = task.judge_spec(self.compare), task.interactor
         if "checker" not in compare and not interactor:
             return None
@@ -521,7 +530,7 @@ class Scorer:
                     self._judges[key] = cached
         if isinstance(cached, TaskFormatError):
             raise cached
-        return cached
+        return {**cached, "key": key}
 
     async def _prepare_judge(self, task: Task, compare: dict[str, Any], interactor: dict[str, Any] | None
                              ) -> dict[str, Any]:
@@ -574,6 +583,10 @@ class Scorer:
         if isinstance(cached, TaskFormatError):
             raise cached
         return cached
+
+
+#: A judge error of a task's checker or interactor (see ``trl_sandbox/harness/checkers.py``), not of the sandbox.
+_JUDGE_ERROR = re.compile(r"the (checker|interactor|output validator|interactive validator) ")
 
 
 def _unscored(

@@ -168,6 +168,11 @@ def read_kattis(root: Path) -> dict[str, Any]:
         flags = flags.split()
     flags = [str(f) for f in flags]
     limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
+    if "score" in validation or "scoring" in kind.split():
+        # problemtools aggregates score.txt by test groups (sum, min...) against the group's maximum: not read here,
+        # and paying each test's score.txt as a fraction of 1 would pay any score as full marks.
+        raise TaskFormatError(f"{root}: a Kattis scoring problem (validation {' '.join(validation)!r}, type "
+                              f"{kind!r}): its group scores are not supported; use a pass-fail problem")
     row: dict[str, Any] = {"task_format": "kattis_package", "task_id": root.name,
                            "package_tests": _kattis_tests(root), "interactor": None, "time_limit_factor": 1.0}
     if validation[0] == "custom" or interactive or (root / "output_validator").is_dir():
@@ -183,7 +188,9 @@ def read_kattis(root: Path) -> dict[str, Any]:
             row["interactor"] = interactor_spec(source, language=language, convention="kattis", files=files,
                                                 flags=flags)
         else:
-            row["checker"] = checker_spec(source, language=language, convention="kattis", files=files, flags=flags)
+            # problemtools' judge answer may be anything the validator reads (an optimum, a hint), not an output
+            row["checker"] = checker_spec(source, language=language, convention="kattis", files=files, flags=flags,
+                                          answer_is_output=False)
     else:
         row["judge"] = _default_validator(flags)
     seconds = limits.get("time_limit")

@@ -22,6 +22,7 @@ it can reach (:func:`_memory_file`).
 
 import builtins
 import ctypes
+import errno
 import io
 import os
 import re
@@ -31,7 +32,8 @@ import stat
 import sys
 import time
 
-from .base import PR_SET_DUMPABLE, Timeout, _type, compiled, short_repr
+from .base import NOBODY, PR_SET_DUMPABLE, Timeout, _type, compiled, short_repr
+from .processes import sweep_uid
 from .wire import close_fds_except, read_up_to, write_all
 
 #: The names of a checker's three files, by convention: testlib's ``checker input output answer`` and open-r1's
@@ -220,7 +222,8 @@ def start_judge_program(spec, args, fds, seconds, files=(), name="checker", star
     sys.argv = argv
     code = 0
     try:
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        # Any bytes the program wrote read as text (undecodable ones as surrogates), never a crash of the checker
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8", errors="surrogateescape")
         out = _ProgramGone() if name == "interactor" else io.FileIO(1, "w", closefd=False)
         sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", write_through=True)
@@ -262,7 +265,7 @@ _RATIO = re.compile(r"Ratio(?:Unbounded)?:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+
 def score_fraction(value, points_max=None):
     """A checker's score as the fraction of full marks in [0, 1]: ``value / points_max`` when the task states the
     maximum, else ``value`` itself (testlib's ``quitp`` with a fraction, Frontier-CS's ``Ratio:``); None when it is
-    not a finite number."""
+    not a finite number, or above 1 with no maximum stated (the task must state ``points_max``)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -271,6 +274,8 @@ def score_fraction(value, points_max=None):
         return None
     if points_max:
         number /= float(points_max)
+    elif number > 1.0:  # a raw score with no maximum stated: paying it as full marks would pay any score
+        return None
     return min(1.0, max(0.0, number))
 
 
@@ -281,14 +286,16 @@ def testlib_verdict(code, message, points_max=None, what="checker"):
     come from a ``Ratio: X`` line (Frontier-CS's checkers print one) else the ``points X`` that leads testlib's
     message (exit 7)."""
     tail = short_repr(message.strip()[-300:])
-    ratio = _RATIO.search(message)
+    ratios = _RATIO.findall(message)  # the checker's own last word (a message may quote the program's output)
+    ratio = ratios[-1] if ratios else None
     if code == 0 and ratio is None:
         return True
     if code == 3:
         return {"ok": False, "invalid": "the %s failed (testlib _fail, exit code 3): %s" % (what, tail)}
     if code in (0, 7):
-        found = ratio or _POINTS.search(message)
-        score = score_fraction(found.group(1), points_max) if found else None
+        points = _POINTS.search(message)
+        found = ratio if ratio is not None else (points.group(1) if points else None)
+        score = score_fraction(found, points_max) if found is not None else None
         if score is None:
             return {"ok": False, "invalid": "the %s gave points it did not state (exit code %d): %s"
                     % (what, code, tail)}
@@ -397,7 +404,21 @@ def run_checker(compare, input_text, output, answer, worker):
         r, w = os.pipe()
         # testlib writes its verdict to stderr; open-r1's checker answers on stdout alone.
         fds = (stdin if stdin is not None else devnull, w, devnull if convention == "open-r1" else w)
-        pid = start_judge_program(compare, paths, fds, seconds, files=opened, name="checker")
+        try:
+            pid = start_judge_program(compare, paths, fds, seconds, files=opened, name="checker")
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN or worker is None:
+                raise
+            # The process limit, filled by what the program left running (its output is final): end it, once.
+            worker.kill()
+            if os.geteuid() == 0:
+                sweep_uid(NOBODY)
+            try:
+                pid = start_judge_program(compare, paths, fds, seconds, files=opened, name="checker")
+            except OSError as again:
+                if again.errno != errno.EAGAIN:
+                    raise
+                return {"ok": False, "error": "the program's processes left no room to start the checker"}
         os.close(w)
         w = None
         started, printed, timed_out, status = _wait_checker(pid, r, deadline)

@@ -22,12 +22,14 @@ verdict. The judge keeps the read end of the program's output open until the pro
 that a program whose interactor accepted and exited is not killed by ``SIGPIPE`` for writing more.
 """
 
+import errno
 import os
+import signal
 import stat
 import threading
 import time
 
-from .base import Timeout, WorkerDied, _type
+from .base import NOBODY, Timeout, WorkerDied, _type, describe
 from .checkers import (
     _STARTED,
     CHECKER_TIMEOUT_S,
@@ -40,6 +42,7 @@ from .checkers import (
     start_judge_program,
     testlib_verdict,
 )
+from .processes import sweep_uid
 from .wire import read_up_to
 
 #: CPU seconds of the interactor per test: the most of 4 × the test's limit (Frontier-CS's interactor limit) and
@@ -80,28 +83,80 @@ class _Interactor:
         _, self.status = os.waitpid(self.pid, 0)
         self.ended = time.monotonic()
 
-    def wait(self, deadline):
-        """Wait for it to end until ``deadline``; past it, kill it. Returns False when it had to be killed."""
+    def wait(self, deadline, kill=True):
+        """Wait for it to end until ``deadline``; past it, kill it (unless not ``kill``). Returns False when it had
+        not ended by itself."""
         self.thread.join(max(0.0, deadline - time.monotonic()))
         if self.thread.is_alive():
-            try:
-                os.kill(self.pid, 9)
-            except ProcessLookupError:
-                pass
-            self.thread.join()
+            if kill:
+                self.kill()
             return False
         return True
 
+    def kill(self):
+        """Kill it and wait for the watching thread (which reaps it)."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.thread.join()
 
-def _open_fifo(path, flags):
-    """Open one FIFO the worker named (``path``), never following a link and never blocking; refuse anything but a
-    FIFO (the worker runs the program's code: its answer is not trusted). Returns a blocking descriptor."""
-    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+    def close(self):
+        """Whatever happened: the process gone and reaped, the thread ended, then its message pipe closed."""
+        if self.thread.is_alive():
+            self.kill()
+        os.close(self.err_r)
+
+
+def _open_fifo(name, flags, dir_fd):
+    """Open the FIFO ``name`` of the directory ``dir_fd``, never following a link and never blocking; refuse anything
+    but a FIFO with one name (the worker runs the program's code: what it names is not trusted). Returns a blocking
+    descriptor."""
+    fd = os.open(name, flags | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    info = os.fstat(fd)
+    if not stat.S_ISFIFO(info.st_mode) or info.st_nlink != 1:
         os.close(fd)
-        raise OSError("not a FIFO: %s" % path)
+        raise OSError("not a FIFO of its own: %s" % name)
     os.set_blocking(fd, True)
     return fd
+
+
+def _open_pipes(home):
+    """The interactor's ends of the FIFOs the worker made in ``home`` (``(from_program, to_program)``), opened through
+    the directory itself (``O_DIRECTORY | O_NOFOLLOW``, owned by the worker's user), then unlinked from it. Raises
+    OSError for anything else."""
+    dir_fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    opened = []
+    try:
+        if os.fstat(dir_fd).st_uid not in (os.geteuid(), NOBODY):
+            raise OSError("the interaction's directory is not the worker's")
+        opened.append(_open_fifo("from_program", os.O_RDONLY, dir_fd))
+        opened.append(_open_fifo("to_program", os.O_WRONLY, dir_fd))
+        first, second = (os.fstat(fd) for fd in opened)
+        if (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino):
+            raise OSError("the interaction's two FIFOs are one")
+        for name in ("to_program", "from_program"):
+            os.unlink(name, dir_fd=dir_fd)
+    except BaseException:
+        for fd in opened:
+            os.close(fd)
+        raise
+    finally:
+        os.close(dir_fd)
+    return opened[0], opened[1]
+
+
+def _leftovers_gone(worker):
+    """End what the program may have left holding its end of the pipes (a descriptor it duplicated, a process it
+    detached): the worker, and with it its PID namespace (local backend); as root, every process of ``nobody``."""
+    worker.kill()
+    if os.geteuid() == 0:
+        sweep_uid(NOBODY)
+
+
+#: Seconds the interactor gets to end by itself once the program's run ended, before the program's leftovers are
+#: ended (see :func:`_leftovers_gone`) and its grace starts.
+SETTLE_S = 0.2
 
 
 def run_interaction(worker, spec, compare, text, answer, timeout, limit):
@@ -110,10 +165,16 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
     jury's ``answer``. ``compare``: the task's checker, run on ``input tout answer`` after a testlib interactor
     accepted (else None). ``timeout``: the program's CPU seconds; the interaction gets twice that of wall time.
 
-    Returns ``(verdict, reply)``: ``verdict`` True, ``{"ok": False, "error", "score"?}`` or ``{"ok": False,
-    "invalid"}``; ``reply`` the worker's reply (``error``/``exit``: the program crashed), or None when the worker
-    died (the caller restarts it). Raises :class:`.base.Timeout` when the program ran past its time (the verdict of an
-    interactor that rejected first aside), :class:`.base.WorkerDied` when the worker's answer is not the harness's."""
+    What the program does cannot make the interactor look broken (an ``invalid`` verdict, which voids the reward):
+    a program whose earlier tests left processes or threads that fill the process limit fails the test; a program
+    that keeps its output open after its run (a duplicated descriptor, a detached process) has it closed, its worker
+    killed (:func:`_leftovers_gone`), before the interactor's grace starts.
+
+    Returns ``(verdict, reply)``: ``verdict`` True, ``{"ok": False, "error", "score"?}``, ``{"ok": False,
+    "crash"}`` (the program crashed or broke the interaction) or ``{"ok": False, "invalid"}``; ``reply`` the worker's
+    reply, or None when it has none. The worker may be killed (``worker.alive``): the caller replaces it. Raises
+    :class:`.base.Timeout` when the program ran past its time (the verdict of an interactor that rejected first
+    aside), :class:`.base.WorkerDied` when the worker's answer is not the harness's."""
     convention = spec.get("convention") or "testlib"
     home = worker.request({"q": "fifos"})
     if _type(home) is not str or not home.startswith("/"):
@@ -124,16 +185,11 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
     interactor = None
     try:
         try:
-            from_program = _open_fifo(os.path.join(home, "from_program"), os.O_RDONLY)
-            opened.append(from_program)
-            to_program = _open_fifo(os.path.join(home, "to_program"), os.O_WRONLY)
-            opened.append(to_program)
-            for name in ("to_program", "from_program"):
-                os.unlink(os.path.join(home, name))
-            os.rmdir(home)
+            from_program, to_program = _open_pipes(home)
         except OSError as exc:
             worker.kill()
             return {"ok": False, "crash": "the interaction's pipes could not be opened: %s" % exc}, None
+        opened += [from_program, to_program]
         data = [t.encode("utf-8", errors="replace") for t in (text, answer or "")]
         input_fd, answer_fd = _memory_file(0, data[0]), _memory_file(2, data[1])
         opened += [input_fd, answer_fd]
@@ -150,18 +206,32 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
             pid = start_judge_program(spec, args, (from_program, to_program, err_w),
                                       max(INTERACTOR_CPU_S, 4 * timeout), files=opened, name="interactor",
                                       started_on=2)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            os.close(err_r)
+            if exc.errno != errno.EAGAIN:
+                return {"ok": False, "invalid": "the interactor could not be started: %s" % (exc,)}, None
+            _leftovers_gone(worker)  # the process limit, filled by what the program left running
+            return {"ok": False, "crash": "the program's processes left no room to start the interactor"}, None
+        except ValueError as exc:
             os.close(err_r)
             return {"ok": False, "invalid": "the interactor could not be started: %s" % (exc,)}, None
         finally:
             os.close(err_w)
-        interactor = _Interactor(pid, err_r)
+        try:
+            interactor = _Interactor(pid, err_r)
+        except RuntimeError:  # no thread could be started: the process limit again
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(err_r)
+            _leftovers_gone(worker)
+            return {"ok": False, "crash": "the program's processes left no room to run the interaction"}, None
         os.close(to_program)  # the interactor's alone: the program sees its input end when the interactor ends
         opened.remove(to_program)
         wall = 2.0 * timeout
         worker.deadline = time.monotonic() + wall + 1.0
         reply = None
         timed_out = False
+        broken = None
         started = time.monotonic()
         try:
             reply = worker.request({"q": "stdio", "interact": True, "limit": limit, "timeout": wall})
@@ -169,6 +239,9 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
             timed_out = True
         except WorkerDied:
             pass
+        except Exception as exc:  # noqa: BLE001 - e.g. the worker's own descriptors, which the program closed
+            broken = describe(exc)
+            worker.kill()
         program_end = time.monotonic()
         if timed_out:  # the program was cut at the deadline (the worker may be killed already)
             program_end = min(program_end, worker.deadline)
@@ -180,7 +253,10 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
         if reply is not None and (_type(reply) is not dict or _type(reply.get("out")) is not str):
             worker.kill()
             raise WorkerDied()
-        finished = interactor.wait(program_end + max(INTERACTOR_GRACE_S, wall))
+        grace = max(INTERACTOR_GRACE_S, wall)
+        if not interactor.wait(time.monotonic() + SETTLE_S, kill=False):
+            _leftovers_gone(worker)  # nothing of the program may hold its output open any more
+        finished = interactor.wait(time.monotonic() + grace)
         message = bytes(interactor.message).decode("utf-8", errors="replace")
         found = read_feedback(feedback) if feedback is not None else {}
         tout = b""
@@ -193,11 +269,9 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
         if feedback is not None:
             _remove(feedback)
         if interactor is not None:
-            interactor.thread.join(1.0)
-            try:
-                os.close(interactor.err_r)
-            except OSError:
-                pass
+            interactor.close()
+    if broken is not None:
+        return {"ok": False, "crash": broken}, reply
     # (1) the interactor's own failure: the task's fault
     if not finished:
         return {"ok": False, "invalid": "the interactor did not finish %.0f s after the program ended"

@@ -295,6 +295,8 @@ def judge_stdio(emit, worker, req, timeout):
     interactor = req.get("interactor")
 
     def run_test(i, text):
+        if not worker.alive and not build:  # a checker or an interactor ended what the program left running
+            state["dead"] = True
         if state["dead"]:  # the program ended the last test's worker: a fresh one, the program loaded again
             worker.restart()
             state["dead"] = False
@@ -377,12 +379,9 @@ def _interactive_test(i, text, answer, worker, req, timeout, state):
         if not req.get("build"):
             state["dead"] = True
         raise
-    if reply is None or "ended" in reply:
-        if not req.get("build") and worker.respawn is not None:
-            state["dead"] = True
-            worker.kill()
-        elif reply is None:
-            raise WorkerDied()
+    if (reply is None or "ended" in reply or not worker.alive) and not req.get("build"):
+        state["dead"] = True  # a compiled program's dead worker ends the run at the next test (WorkerDied)
+        worker.kill()
     if verdict is True:
         return {"i": i, "ok": True}
     if "crash" in verdict:

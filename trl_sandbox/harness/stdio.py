@@ -7,6 +7,7 @@ their output to, files of their own (:func:`program_files`, :func:`program_outpu
 
 import _thread
 import builtins
+import gc
 import io
 import os
 import posix
@@ -224,14 +225,23 @@ def _os_exit(status):
         _REAL_EXIT(status)
 
 
+try:  # the harness's own references, taken before any program runs (a program may replace the modules' names)
+    import resource as _resource
+
+    _getrusage, _RUSAGE_SELF, _RUSAGE_CHILDREN = _resource.getrusage, _resource.RUSAGE_SELF, _resource.RUSAGE_CHILDREN
+except ImportError:  # pragma: no cover - not Linux
+    _getrusage = None
+_monotonic = time.monotonic
+
+
 def cpu_seconds():
     """User and system CPU seconds of this process and its waited-for children so far (``getrusage``)."""
+    if _getrusage is None:
+        return 0.0
     try:
-        import resource
-
-        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        own, children = _getrusage(_RUSAGE_SELF), _getrusage(_RUSAGE_CHILDREN)
         return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    except (ImportError, OSError, ValueError):
+    except (OSError, ValueError):
         return 0.0
 
 
@@ -306,13 +316,16 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
         with _EXIT_LOCK:
             _RUN.pop("current", None)
         os._exit = posix._exit = _REAL_EXIT
+    # The program's own file objects on 0 and 1 (``sys.stdout = open(1, "w")``) are dropped, and closed, while 0 and 1
+    # are still the run's: closed after the restore, they would close the worker's own.
+    sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__ = streams
+    gc.collect()
     os.dup2(saved_out, 1)
     os.dup2(saved_in, 0)
     os.close(saved_in)
     os.close(saved_out)
-    sys.stdin, sys.stdout, sys.__stdin__, sys.__stdout__ = streams
     if pipes is not None:
-        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=time.monotonic())
+        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=_monotonic())
     else:
         reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()
