@@ -159,11 +159,17 @@ def _leftovers_gone(worker):
 SETTLE_S = 0.2
 
 
-def run_interaction(worker, spec, compare, text, answer, timeout, limit):
+#: Seconds by which an interactor's end must come before a compiled program's measured end to count as first: the
+#: worker sees the program's end when it is woken by it, a scheduling delay after (a Python program's end is exact).
+NATIVE_END_SLACK_S = 0.05
+
+
+def run_interaction(worker, spec, compare, text, answer, timeout, limit, native=False):
     """Run one interactive test: the program against the interactor ``spec`` (``{"interactor": source}`` or a
     compiled one, ``convention`` ``testlib`` | ``kattis``, ``flags``, ``points_max``) on input ``text`` with the
     jury's ``answer``. ``compare``: the task's checker, run on ``input tout answer`` after a testlib interactor
     accepted (else None). ``timeout``: the program's CPU seconds; the interaction gets twice that of wall time.
+    ``native``: a compiled program (its end is known a moment late: see :data:`NATIVE_END_SLACK_S`).
 
     What the program does cannot make the interactor look broken (an ``invalid`` verdict, which voids the reward):
     a program whose earlier tests left processes or threads that fill the process limit fails the test; a program
@@ -290,8 +296,9 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit):
     if verdict is not True and "invalid" in verdict:
         return verdict, reply
     # (2) it rejected, and ended before the program did
+    slack = NATIVE_END_SLACK_S if native else 0.0
     if verdict is not True and "score" not in verdict and interactor.ended is not None and (
-            interactor.ended < program_end):
+            interactor.ended < program_end - slack):
         return verdict, reply
     # (3) the program's time, (4) its crash: the caller reports them
     cpu = (reply or {}).get("cpu_s")

@@ -374,7 +374,7 @@ def _interactive_test(i, text, answer, worker, req, timeout, state):
     ended (``os._exit``, a crash) or that ran past the time is replaced for the next test (``state["dead"]``)."""
     try:
         verdict, reply = run_interaction(worker, req["interactor"], req.get("compare"), text, answer, timeout,
-                                         int(req.get("output_limit", 1 << 20)))
+                                         int(req.get("output_limit", 1 << 20)), native=bool(req.get("build")))
     except Timeout:
         if not req.get("build"):
             state["dead"] = True

@@ -146,7 +146,7 @@ def run_native(argv, text, limit, timeout, files=None, managed=False, only=False
     status, rss, timed_out = _wait(pid, time.monotonic() + timeout, usage)
     reply = {"rss": rss}
     if pipes is not None:
-        reply.update(out="", cpu_s=usage.get("cpu_s", 0.0), end=time.monotonic())
+        reply.update(out="", cpu_s=usage.get("cpu_s", 0.0), end=usage.get("end", time.monotonic()))
     if timed_out:
         reply["timeout"] = True
     else:

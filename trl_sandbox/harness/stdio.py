@@ -97,6 +97,8 @@ def wait_child(pid, deadline, usage_out=None):
             left = deadline - time.monotonic()
             if left > 0:
                 select.select([pidfd], [], [], left)
+                if usage_out is not None:
+                    usage_out["end"] = time.monotonic()  # woken by its end (a moment after it)
                 continue
         if time.monotonic() >= deadline:
             try:
@@ -312,6 +314,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
     except BaseException as exc:  # noqa: BLE001
         reply["error"] = describe(exc)
     _finish_like_python()
+    ended = _monotonic()  # before its output closes (below): an interactor cannot have seen its end before this
     if answer is not None:
         with _EXIT_LOCK:
             _RUN.pop("current", None)
@@ -325,7 +328,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
     os.close(saved_in)
     os.close(saved_out)
     if pipes is not None:
-        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=_monotonic())
+        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=ended)
     else:
         reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()
