@@ -130,7 +130,7 @@ def test_kattis_package_custom_validator_and_interactive(tmp_path):
     custom, inter = (Task.from_row(r) for r in rows)
     assert custom.default_compare == {"checker": (folder / "validate.cpp").read_text(), "language": "cpp",
                                       "convention": "kattis", "files": {"validate.h": "#pragma once\n"},
-                                      "flags": ["case_sensitive"]}
+                                      "flags": ["case_sensitive"], "answer_is_output": False}
     assert inter.interactor == {"interactor": "import sys\nsys.exit(42)\n", "language": "python",
                                 "convention": "kattis"}
 
