@@ -136,6 +136,21 @@ def scorer(sandbox_root):
 
 
 @pytest.fixture(scope="session")
+def judge_cache():
+    """The session's compile cache (``TRL_SANDBOX_CACHE``) for tasks' checkers and interactors: each compiled once per
+    test run, removed at the end."""
+    path = tempfile.mkdtemp(prefix="trl-sandbox-judge-cache-")
+    before = os.environ.get("TRL_SANDBOX_CACHE")
+    os.environ["TRL_SANDBOX_CACHE"] = path
+    yield path
+    if before is None:
+        os.environ.pop("TRL_SANDBOX_CACHE", None)
+    else:
+        os.environ["TRL_SANDBOX_CACHE"] = before
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """The tiny Qwen3 model and its locally trained tokenizer (``trl_sandbox.tiny``), saved once for the session: the
     trainer tests of every backend load it from here, with no hub access."""

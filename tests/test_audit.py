@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 
 import pytest
 
@@ -72,20 +71,6 @@ def rows():
 EXPECTED = {"HumanEval/1": "ok", "HumanEval/2": "ok", "audit/square": "trivial_paid", "9001": "reference_fails",
             "CCP-1": "ok", "CCP-2": "rejected_reference_passes", "audit/double": "no_reference",
             "audit/echo": "trivial_paid", "audit/broken": "invalid", "audit/empty-ok": "invalid"}
-
-
-@pytest.fixture(scope="module")
-def judge_cache():
-    """A compile cache of this module's own: the checker compiled once, removed at the end."""
-    path = tempfile.mkdtemp(prefix="trl-sandbox-judge-cache-")
-    before = os.environ.get("TRL_SANDBOX_CACHE")
-    os.environ["TRL_SANDBOX_CACHE"] = path
-    yield path
-    if before is None:
-        os.environ.pop("TRL_SANDBOX_CACHE", None)
-    else:
-        os.environ["TRL_SANDBOX_CACHE"] = before
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

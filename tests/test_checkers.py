@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 
 import pytest
 
@@ -202,20 +201,6 @@ def sum_row(**compare):
 
 GUESS_ROW = {"task_id": "guess", "inputs": ["37\n", "1000\n"], "outputs": ["", ""],
              "interactor": {"interactor": GUESS, "language": "cpp"}}
-
-
-@pytest.fixture(scope="session")
-def judge_cache():
-    """The session's compile cache: each checker and interactor compiled once per test run."""
-    path = tempfile.mkdtemp(prefix="trl-sandbox-judge-cache-")
-    before = os.environ.get("TRL_SANDBOX_CACHE")
-    os.environ["TRL_SANDBOX_CACHE"] = path
-    yield path
-    if before is None:
-        os.environ.pop("TRL_SANDBOX_CACHE", None)
-    else:
-        os.environ["TRL_SANDBOX_CACHE"] = before
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module", params=["local", "remote-harness"])

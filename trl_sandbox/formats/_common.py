@@ -252,6 +252,19 @@ def _judge_program(value: Mapping[str, Any], key: str, conventions: tuple[str, .
     return spec
 
 
+def _object_of(value: Any, what: str, plain: Callable[[str], dict[str, Any]]) -> Any:
+    """A field given as JSON text of an object (``"{...}"``) parsed, other text made an object by ``plain``, anything
+    else as it is. Raises TaskFormatError for text that starts as JSON and is not."""
+    if not isinstance(value, str):
+        return value
+    if value.strip().startswith("{"):
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise TaskFormatError(f"{what}: not valid JSON: {exc}") from None
+    return plain(value)
+
+
 def parse_interactor(value: Any) -> dict[str, Any] | None:
     """An interactor as a row's ``interactor`` field gives it: ``{"interactor": SOURCE, "language": "cpp" | "c" |
     "python", "convention": "testlib" | "kattis", "files": {...}, "flags": [...]}``, JSON text of one, or the source
@@ -262,15 +275,7 @@ def parse_interactor(value: Any) -> dict[str, Any] | None:
     """
     if value is None or value == "":
         return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("{"):
-            try:
-                value = json.loads(text)
-            except ValueError as exc:
-                raise TaskFormatError(f"interactor: not valid JSON: {exc}") from None
-        else:
-            value = {"interactor": value, "language": "cpp"}
+    value = _object_of(value, "interactor", lambda text: {"interactor": text, "language": "cpp"})
     if not isinstance(value, Mapping) or "interactor" not in value:
         raise TaskFormatError("interactor must be its source code or an object with an 'interactor' field")
     return _judge_program(value, "interactor", INTERACTOR_CONVENTIONS, "interactor")
@@ -288,15 +293,7 @@ def parse_compare(value: Any) -> dict[str, Any] | None:
     """
     if value is None or value == "":
         return None
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("{"):
-            try:
-                value = json.loads(text)
-            except ValueError as exc:
-                raise TaskFormatError(f"compare: not valid JSON: {exc}") from None
-        else:
-            value = {"mode": text}
+    value = _object_of(value, "compare", lambda text: {"mode": text.strip()})
     if not isinstance(value, Mapping):
         raise TaskFormatError(f"compare must be a judge name or an object, got {type(value).__name__}")
     if "checker" in value:
