@@ -13,6 +13,7 @@ from trl_sandbox import SandboxConfig, Scorer, load_tasks
 from trl_sandbox.audit import audit_tasks, reference_solutions, trivial_programs
 from trl_sandbox.scoring import ScoreResult
 from trl_sandbox.tasks import Task
+from test_checkers import EMPTY_OK  # FrontierCS issue 106's kind: quarantined by its self-test
 
 GXX = shutil.which("g++")
 if GXX is None and os.environ.get("CI") == "true":  # CI installs g++ (.ci/run): its absence is a failure there
@@ -20,16 +21,6 @@ if GXX is None and os.environ.get("CI") == "true":  # CI installs g++ (.ci/run):
 needs_gxx = pytest.mark.skipif(GXX is None, reason="g++ is not installed (apt-get install g++)")
 
 HE = load_tasks("humaneval")
-#: FrontierCS issue 106's kind: a checker that accepts an empty output (quarantined by its self-test).
-EMPTY_OK = r"""
-#include "testlib.h"
-int main(int argc, char* argv[]) {
-    registerTestlibCmd(argc, argv);
-    if (ouf.seekEof()) quitf(_ok, "nothing to check");
-    if (ouf.readLong() != ans.readLong()) quitf(_wa, "wrong");
-    quitf(_ok, "ok");
-}
-"""
 PY_SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
 CPP_SUM = ("#include <cstdio>\nint main() { long long a, b; scanf(\"%lld %lld\", &a, &b); "
            "printf(\"%lld\\n\", a + b); }\n")

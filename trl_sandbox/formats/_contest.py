@@ -25,6 +25,17 @@ def language_of(file_name: str) -> str | None:
     return SOURCE_LANGUAGES.get(file_name[dot:].lower()) if dot >= 0 else None
 
 
+def _spec(key: str, source: str, language: str, convention: str, files: Mapping[str, str] | None,
+          flags: Any) -> dict[str, Any]:
+    """The fields a checker and an interactor share, before they are validated."""
+    spec: dict[str, Any] = {key: source, "language": language, "convention": convention}
+    if files:
+        spec["files"] = dict(files)
+    if flags:
+        spec["flags"] = flags
+    return spec
+
+
 def checker_spec(source: str, *, language: str = "cpp", convention: str = "testlib",
                  files: Mapping[str, str] | None = None, flags: Any = None,
                  points_max: float | None = None, answer_is_output: bool = True) -> dict[str, Any]:
@@ -33,11 +44,7 @@ def checker_spec(source: str, *, language: str = "cpp", convention: str = "testl
     Raises:
         TaskFormatError: empty source, an unsupported language or convention, bad extra file names.
     """
-    spec: dict[str, Any] = {"checker": source, "language": language, "convention": convention}
-    if files:
-        spec["files"] = dict(files)
-    if flags:
-        spec["flags"] = flags
+    spec = _spec("checker", source, language, convention, files, flags)
     if points_max is not None:
         spec["points_max"] = points_max
     if not answer_is_output:
@@ -53,12 +60,7 @@ def interactor_spec(source: str, *, language: str = "cpp", convention: str = "te
     Raises:
         TaskFormatError: empty source, an unsupported language or convention, bad extra file names.
     """
-    spec: dict[str, Any] = {"interactor": source, "language": language, "convention": convention}
-    if files:
-        spec["files"] = dict(files)
-    if flags:
-        spec["flags"] = flags
-    return parse_interactor(spec)  # type: ignore[return-value]
+    return parse_interactor(_spec("interactor", source, language, convention, files, flags))  # type: ignore
 
 
 def io_tests(row: Mapping[str, Any], name: str) -> tuple[list[Any], list[Any]]:
