@@ -38,6 +38,7 @@ from .errors import InfrastructureError, TaskFormatError
 from .formats import check_format, parse_compare, parse_interactor, read_row
 from .formats._common import str_list
 from .harness.base import record_mac
+from .harness.cputime import WALL_FACTOR
 from .languages import LANGUAGES, build_spec, row_language, solutions_language
 
 logger = logging.getLogger(__name__)
@@ -310,11 +311,13 @@ class Task:
         return min(cap_s, seconds) if cap_s is not None else seconds
 
     def completion_budget_s(self, test_timeout_s: float) -> float:
-        """Wall-clock seconds one completion's whole run gets: every test's own limit plus a second each (loading
-        the program, the judge's messages), plus 5 s for the judge's start: LiveCodeBench's global timeout
-        ``(timeout + 1) * len(tests) + 5`` (``lcb_runner/evaluation/compute_code_generation_metrics.py``), for
-        every format. No budget cuts a program whose every test stays within its limit."""
-        return (test_timeout_s + 1.0) * max(1, len(self.tests)) + 5.0
+        """Wall-clock seconds one completion's whole run gets: every test's wall-clock backstop
+        (:data:`~trl_sandbox.harness.cputime.WALL_FACTOR` times its limit, which is on CPU time) plus a second each
+        (loading the program, the judge's messages), plus 5 s for the judge's start: LiveCodeBench's global timeout
+        ``(timeout + 1) * len(tests) + 5`` (``lcb_runner/evaluation/compute_code_generation_metrics.py``) with the
+        backstop for its ``timeout``, for every format. No budget cuts a program whose every test stays within its
+        CPU limit, however busy the machine."""
+        return (WALL_FACTOR * test_timeout_s + 1.0) * max(1, len(self.tests)) + 5.0
 
     def output_limit_bytes(self, configured: int) -> int:
         """Bytes of stdout kept per test: ``configured`` (``sandbox_output_limit``), but never less than twice the

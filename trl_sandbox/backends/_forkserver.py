@@ -130,7 +130,8 @@ def _import_harness(path):
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
     spec.loader.exec_module(package)
-    modules = {m: importlib.import_module("%s.%s" % (name, m)) for m in ("server", "session", "processes", "worker")}
+    modules = {m: importlib.import_module("%s.%s" % (name, m)) for m in ("server", "session", "processes", "worker",
+                                                                                   "cputime")}
     return types.SimpleNamespace(**modules)
 
 
@@ -229,9 +230,10 @@ class Server:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
         landlock = cfg.get("landlock")
         if landlock:
-            ruleset = _landlock.create_ruleset(landlock["ro"], [*self.slots, self.judge_slot], landlock["dev"],
-                                               abi=landlock["abi"],
-                                               list_only=landlock.get("ls", ()))
+            # /proc read too: the judge's and this server's, never an execution's (its slot's domain lacks it): the
+            # workers' CPU time (see _start_worker).
+            ruleset = _landlock.create_ruleset([*landlock["ro"], "/proc"], [*self.slots, self.judge_slot],
+                                               landlock["dev"], abi=landlock["abi"], list_only=landlock.get("ls", ()))
             try:
                 _landlock.restrict_self(ruleset, libc)
             finally:
@@ -472,11 +474,13 @@ class Server:
         for fd in fds:
             os.close(fd)
         run = self._track(pid, slot)
-        judge_pidfd = os.dup(run["pidfd"])
-        try:
-            self._answer_judge({"pid": pid}, [judge_pidfd])
+        judge_fds = [os.dup(run["pidfd"]), self.harness.cputime.open_stat(pid, run["pidfd"])]  # its CPU time (tests'
+        try:  # limits): the judge's /proc is the host's, where the worker's pid is another
+            self._answer_judge({"pid": pid}, [fd for fd in judge_fds if fd is not None])
         finally:
-            os.close(judge_pidfd)
+            for fd in judge_fds:
+                if fd is not None:
+                    os.close(fd)
 
     def _start_exec(self, slot, msg, fds):
         stdin, stdout, stderr, status = fds
@@ -608,7 +612,7 @@ class _Spawner:
         out_r, out_w = os.pipe()
         try:
             socket.send_fds(self.sock, [json.dumps({"cpu_s": timeout_s}).encode()], [cmd_r, reply_w, out_w])
-            data, fds, _flags, _addr = socket.recv_fds(self.sock, 4096, 1)
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, 4096, 2)
         except OSError as exc:
             for fd in (cmd_w, reply_r, out_r):
                 os.close(fd)
@@ -620,12 +624,14 @@ class _Spawner:
             msg = json.loads(data)
         except ValueError:
             msg = {"error": "no answer"}
-        if "error" in msg or len(fds) != 1:
+        if "error" in msg or len(fds) not in (1, 2):
             for fd in (cmd_w, reply_r, out_r, *fds):
                 os.close(fd)
             raise h.server.SpawnError(msg.get("error", "no pidfd"))
         output = h.processes.WorkerOutput(out_r, output_limit)
-        return h.processes.Worker(msg["pid"], cmd_w, reply_r, pidfd=fds[0], output=output)
+        worker = h.processes.Worker(msg["pid"], cmd_w, reply_r, pidfd=fds[0], output=output)
+        worker.cpu = h.cputime.CpuReader(fds[1] if len(fds) == 2 else None)
+        return worker
 
 
 def main(cfg, libc):

@@ -14,6 +14,15 @@ from . import _landlock
 
 logger = logging.getLogger(__name__)
 
+#: The interpreter's directories (read-only to sandboxed code) and its installed-package directories (never readable
+#: whole: see _packages).
+PATHS_PROBE = (
+    "import json, os, site, sys\n"
+    "prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,\n"
+    "    sys.base_exec_prefix, os.path.dirname(sys.executable))})\n"
+    "print(json.dumps({'prefixes': prefixes, 'site': site.getsitepackages() + [site.getusersitepackages()]}))\n"
+)
+
 #: Run sandboxed at start: prints the uid, the environment's names, and whether the network and ``/tmp`` were
 #: reachable (see :func:`probe_problems`).
 PROBE = (
@@ -111,7 +120,7 @@ def layer_names(*, server: bool, namespaces: bool, is_root: bool, landlock_abi: 
         "packages " + (", ".join(packages) or "none (standard library only)"),
         "empty env",
         "nice 10",
-        "wall-clock kill",
+        "tests timed on CPU (3x wall backstop)", "wall-clock kill",
         f"output cap {output_bytes} B",
     ]
     return layers

@@ -23,7 +23,8 @@ Nothing the model's code controls decides a comparison with a value (:mod:`.comp
 Modules, from the bottom up (each imports only those above it):
 
 - :mod:`.base`: exceptions, constants, saved builtins, short descriptions, trusted code compilation;
-- :mod:`.wire`: framed JSON messages over pipes and sockets, descriptor helpers;
+- :mod:`.wire`: framed JSON messages over pipes and sockets, descriptor helpers, the worker's output pipe;
+- :mod:`.cputime`: a test's time limit on the worker's CPU time, with its wall-clock backstop;
 - :mod:`.remote`: the proxy of an object of the other side;
 - :mod:`.values`: values encoded with their exact types, references, exceptions crossing;
 - :mod:`.peer`: one side of the judge-worker conversation, the operations on lent objects;

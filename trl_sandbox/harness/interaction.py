@@ -12,9 +12,10 @@ stdin and writes to the program on stdout; ``tout`` is a file it writes for the 
 (``validator input judge_answer feedback_dir [flags]``, 42 accepts, 43 rejects).
 
 Time, as problemtools: the program's CPU time (its process and children: ``rusage``) within the test's limit, the
-whole interaction within twice the limit of wall time (a program that blocks on a read the interactor never answers,
-or sleeps); the interactor has its own limits (:data:`INTERACTOR_CPU_S`, and :data:`INTERACTOR_GRACE_S` of wall time
-after the program ended). Verdict precedence, as problemtools': (1) the interactor's judge error (a crash, a timeout,
+whole interaction within :data:`.cputime.WALL_FACTOR` times the limit of wall time (a program that blocks on a read
+the interactor never answers, or sleeps; problemtools gives twice the limit, ours is the backstop of every test);
+the interactor has its own limits (:data:`INTERACTOR_CPU_S`, and :data:`INTERACTOR_GRACE_S` of wall time after the
+program ended). Verdict precedence, as problemtools': (1) the interactor's judge error (a crash, a timeout,
 an exit code its convention never gives, testlib's ``_fail``): the task's fault, ``invalid``; (2) an interactor that
 rejected and exited before the program ended: its verdict (the program then sees its input end, and whatever it does
 next is not held against it twice); (3) the program's time limit; (4) the program's crash; (5) the interactor's
@@ -42,6 +43,7 @@ from .checkers import (
     start_judge_program,
     testlib_verdict,
 )
+from .cputime import WALL_FACTOR
 from .processes import sweep_uid
 from .wire import read_up_to
 
@@ -168,7 +170,8 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit, native=
     """Run one interactive test: the program against the interactor ``spec`` (``{"interactor": source}`` or a
     compiled one, ``convention`` ``testlib`` | ``kattis``, ``flags``, ``points_max``) on input ``text`` with the
     jury's ``answer``. ``compare``: the task's checker, run on ``input tout answer`` after a testlib interactor
-    accepted (else None). ``timeout``: the program's CPU seconds; the interaction gets twice that of wall time.
+    accepted (else None). ``timeout``: the program's CPU seconds; the interaction gets
+    :data:`.cputime.WALL_FACTOR` times that of wall time.
     ``native``: a compiled program (its end is known a moment late: see :data:`NATIVE_END_SLACK_S`).
 
     What the program does cannot make the interactor look broken (an ``invalid`` verdict, which voids the reward):
@@ -233,14 +236,14 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit, native=
             return {"ok": False, "crash": "the program's processes left no room to run the interaction"}, None
         os.close(to_program)  # the interactor's alone: the program sees its input end when the interactor ends
         opened.remove(to_program)
-        wall = 2.0 * timeout
+        wall = WALL_FACTOR * timeout
         worker.deadline = time.monotonic() + wall + 1.0
         reply = None
         timed_out = False
         broken = None
         started = time.monotonic()
         try:
-            reply = worker.request({"q": "stdio", "interact": True, "limit": limit, "timeout": wall})
+            reply = worker.request({"q": "stdio", "interact": True, "limit": limit, "timeout": timeout})
         except Timeout:
             timed_out = True
         except WorkerDied:

@@ -94,12 +94,13 @@ def _test_builtins(worker):
     return table
 
 
-def load_program(emit, worker, req, deadline):
-    """Load the program in the worker; emit a load record and return None on failure, else its names (a dict of
+def load_program(emit, worker, req, timeout):
+    """Load the program in the worker within ``timeout`` seconds of its CPU time (see
+    :meth:`.processes.Worker.time_test`); emit a load record and return None on failure, else its names (a dict of
     values and remote objects)."""
     msg = {"q": "load", "mode": req["mode"], "program": req["program"], "banned": req.get("banned"),
            "prelude": req.get("prelude") or "", "one_process": req["mode"] == "pytest"}
-    worker.deadline = deadline
+    worker.time_test(timeout)
     try:
         answer = worker.request(msg, raw=True)
     except Timeout:
@@ -134,7 +135,8 @@ BUILTIN_NAMES = frozenset(builtins.__dict__)
 
 
 def _run_tests(emit, worker, req, timeout, run_test):
-    """Run ``run_test(i, test)`` for each test with its own deadline and emit its record; stop at the first timeout,
+    """Run ``run_test(i, test)`` for each test with its own limit (``timeout`` seconds of the worker's CPU time, see
+    :meth:`.processes.Worker.time_test`) and emit its record; stop at the first timeout,
     crash or value of the tests' own that cannot cross (:class:`.base.ValueNotSent`: the run is ``unserializable``),
     and at the first failure when ``stop_on_failure``. A value of the program's that cannot cross
     (:class:`.base.ProgramValueError`) fails its test, even when the test's code caught it."""
@@ -142,7 +144,7 @@ def _run_tests(emit, worker, req, timeout, run_test):
     stop_on_failure = req.get("stop_on_failure") is True
     for i, test in enumerate(req["tests"]):
         n += 1
-        worker.deadline = time.monotonic() + timeout
+        worker.time_test(timeout)
         failures = worker.value_failures
         try:
             record = run_test(i, test)
@@ -179,7 +181,7 @@ def judge_assert(emit, worker, req, timeout):
     of the program's reaches the tests unless the prefix defines it or it is a builtin's (the tests' ``set``,
     ``range``, ``abs`` stay theirs), but for the functions under test: ``entry`` (HumanEval's ``entry_point``) and
     ``entries`` (the functions MBPP's tests call, which may be named like a builtin)."""
-    names = load_program(emit, worker, req, time.monotonic() + timeout)
+    names = load_program(emit, worker, req, timeout)
     if names is None:
         return 0
     ns = {"__name__": TESTS_MODULE, "__builtins__": _test_builtins(worker)}
@@ -196,7 +198,7 @@ def judge_assert(emit, worker, req, timeout):
             ns[name] = value
     if entry and entry not in names:
         ns[entry] = _Missing(entry)
-    worker.deadline = time.monotonic() + timeout
+    worker.time_test(timeout)
     try:
         exec(compiled(req.get("setup") or "", "<task tests>"), ns)
     except (Timeout, WorkerDied):
@@ -222,7 +224,7 @@ def judge_assert(emit, worker, req, timeout):
 
 
 def judge_call(emit, worker, req, timeout):
-    names = load_program(emit, worker, req, time.monotonic() + timeout)
+    names = load_program(emit, worker, req, timeout)
     if names is None:
         return 0
     func = names.get(req["func_name"])
@@ -279,7 +281,7 @@ def judge_stdio(emit, worker, req, timeout):
     if build:
         if not _build_in_worker(emit, worker, req, build):
             return 0
-    elif load_program(emit, worker, req, time.monotonic() + timeout) is None:
+    elif load_program(emit, worker, req, timeout) is None:
         return 0
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
@@ -300,14 +302,14 @@ def judge_stdio(emit, worker, req, timeout):
         if state["dead"]:  # the program ended the last test's worker: a fresh one, the program loaded again
             worker.restart()
             state["dead"] = False
-            if load_program(lambda record: None, worker, req, time.monotonic() + timeout) is None:
+            if load_program(lambda record: None, worker, req, timeout) is None:
                 raise WorkerDied()
-            worker.deadline = time.monotonic() + timeout
+            worker.time_test(timeout)
         if interactor:
             return _interactive_test(i, text, expected[i] if i < len(expected) else "", worker, req, timeout,
                                      state)
-        if build:  # the worker times the program itself and kills its process group; this is the backstop
-            worker.deadline += 1.0
+        if build:  # the worker times the program itself and kills its process group at the backstop; then this
+            worker.time_test(timeout, extra_wall=1.0)
         try:
             reply = worker.request(dict(msg, input=text))
         except WorkerDied:
@@ -433,8 +435,7 @@ def judge_function(emit, worker, req, timeout):
     """Call ``func_name`` with each test's JSON argument list and compare with the JSON expected value. When the
     program defines ``class Solution`` (LeetCode's form), the function is a method of one instance of it, as in
     LiveCodeBench's and APPS's harnesses."""
-    deadline = time.monotonic() + timeout
-    names = load_program(emit, worker, req, deadline)
+    names = load_program(emit, worker, req, timeout)
     if names is None:
         return 0
     name = req["func_name"]
@@ -442,7 +443,7 @@ def judge_function(emit, worker, req, timeout):
     func = None
     solution = names.get("Solution")
     if _type(solution) is Remote and "class Solution" in req["program"]:
-        worker.deadline = deadline
+        worker.time_test(timeout)
         try:
             func = _getattr(solution(), name)
         except (Timeout, WorkerDied, ValueNotSent):

@@ -7,11 +7,13 @@ The command lines come from the host (:mod:`trl_sandbox.languages`); here they a
 """
 
 import ctypes
+import math
 import os
 import signal
 import time
 
 from .base import PR_SET_PDEATHSIG
+from .cputime import WALL_FACTOR
 from .stdio import exit_error as _exit_error
 from .stdio import memory_file, program_files, program_output
 from .stdio import wait_child as _wait
@@ -38,10 +40,30 @@ def limit_address_space(managed):
         pass
 
 
-def _spawn(argv, stdin_fd, stdout_fd, stderr_fd, managed=False):
+def limit_cpu(seconds):
+    """Lower this process's CPU-time limit (``RLIMIT_CPU``) to ``seconds``, rounded up to whole seconds (the kernel's
+    unit): past it the kernel stops the program (``SIGXCPU``, then ``SIGKILL`` a second later), as problemtools
+    limits a program's CPU time; the exact limit is checked on its ``rusage`` at its end."""
+    try:
+        import resource
+
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        soft = max(1, int(math.ceil(seconds)))
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+            hard = min(hard, soft + 1)
+        else:
+            hard = soft + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _spawn(argv, stdin_fd, stdout_fd, stderr_fd, managed=False, cpu_s=None):
     """Fork and ``execvp`` ``argv`` (searched on ``PATH``) with the given descriptors as 0, 1 and 2 and no other;
     the child leads a process group of its own (so that a timeout kills what it started) and dies with this
-    process. ``managed``: a Java or JavaScript runtime (see :func:`limit_address_space`). Returns its pid.
+    process. ``managed``: a Java or JavaScript runtime (see :func:`limit_address_space`). ``cpu_s``: its CPU-time
+    limit in seconds (see :func:`limit_cpu`). Returns its pid.
 
     Raises:
         OSError: the exec failed (``ENOENT``: the program or compiler is not installed).
@@ -58,6 +80,8 @@ def _spawn(argv, stdin_fd, stdout_fd, stderr_fd, managed=False):
             close_fds_except({err_w})
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)
             limit_address_space(managed)
+            if cpu_s is not None:
+                limit_cpu(cpu_s)
             # One malloc arena: glibc reserves 64 MiB of address space per thread's arena, and a JVM's threads
             # would otherwise exhaust the sandbox's address-space limit before its program starts.
             os.execvpe(argv[0], argv, dict(os.environ, MALLOC_ARENA_MAX="1"))
@@ -130,20 +154,23 @@ def _check_toolchain(names):
 
 
 def run_native(argv, text, limit, timeout, files=None, managed=False, only=False, pipes=None):
-    """Run the compiled program ``argv`` once with ``text`` on stdin, for at most ``timeout`` seconds; returns
+    """Run the compiled program ``argv`` once with ``text`` on stdin, within ``timeout`` seconds of its CPU time
+    (threads and waited-for children included) and :data:`.cputime.WALL_FACTOR` times that of wall time; returns
     ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`.stdio.run_stdin` does (``rss``: the program's
     peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
     :func:`.stdio.run_stdin` (``only``: the files alone, no stdin, stdout discarded). ``pipes``: an interactive
     problem's ``(stdin, stdout)`` instead (the reply's ``out`` is empty; ``cpu_s``: the program's CPU seconds)."""
     in_fd, out_fd = pipes if pipes is not None else program_files(text, files, only)
     try:
-        pid = _spawn(argv, in_fd, out_fd, 2, managed)
+        pid = _spawn(argv, in_fd, out_fd, 2, managed, cpu_s=timeout)
     finally:
         os.close(in_fd)
         if pipes is not None:
             os.close(out_fd)
     usage = {}
-    status, rss, timed_out = _wait(pid, time.monotonic() + timeout, usage)
+    status, rss, timed_out = _wait(pid, time.monotonic() + WALL_FACTOR * timeout, usage)
+    if usage.get("cpu_s", 0.0) >= timeout or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU):
+        timed_out = True
     reply = {"rss": rss}
     if pipes is not None:
         reply.update(out="", cpu_s=usage.get("cpu_s", 0.0), end=usage.get("end", time.monotonic()))

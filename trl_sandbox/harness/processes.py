@@ -39,46 +39,12 @@ from .base import (
     describe,
     harness_file,
 )
+from .cputime import CpuReader, TestClock, open_stat
 from .ownership import PROGRAM_VALUES_BUDGET, ProgramValues  # noqa: F401 - re-exported
 from .peer import JUDGE_OPS, OPS, Peer, next_items
 from .values import decode, encode, strict_str
-from .wire import close_fds_except, receive, send
+from .wire import WorkerOutput, close_fds_except, receive, send  # noqa: F401 - WorkerOutput re-exported
 from .worker import run_worker
-
-
-class WorkerOutput:
-    """The worker's stdout and stderr (one pipe), read by the judge as it goes: the first ``limit`` bytes are
-    kept."""
-
-    def __init__(self, fd, limit):
-        self.fd, self.limit = fd, limit
-        self.data = bytearray()
-        self.truncated = False
-        os.set_blocking(fd, False)
-
-    def take(self):
-        """Read what is available now; True at end of file."""
-        while True:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return False
-            if not chunk:
-                return True
-            room = self.limit - len(self.data)
-            if room > 0:
-                self.data += chunk[:room]
-            if len(chunk) > room:
-                self.truncated = True
-
-    def finish(self):
-        """Read the rest (the worker and everything it started are gone) and close."""
-        try:
-            self.take()
-        finally:
-            os.close(self.fd)
-        return bytes(self.data)
-
 
 
 class Worker(ProgramValues, Peer):
@@ -87,14 +53,15 @@ class Worker(ProgramValues, Peer):
     ``pidfd`` (judge server): the worker is not our child; killing it through its pidfd and waiting for the pidfd
     to become readable means it and everything it started are gone. ``output``: its stdout/stderr pipe, drained
     while we wait for answers. ``cap``: a deadline (monotonic seconds) no request may pass: the completion's;
-    ``deadline``: the current test's. ``budget`` (pytest files): instead of a deadline, the seconds the current
-    test may still spend in the program: each request the tests make gets what is left, and what it took is
-    deducted, so that the judge's own time between requests (pytest, fixtures, a test's ``time.sleep``) is never
-    the program's. ``before_request``: called with this worker before each request the judge sends, returns what
-    the request carries for the worker to apply first (``"patch"``; pytest files:
-    the tests' patches, made in the worker too). Anything but a well-formed message from the worker (garbage the
-    code wrote into a pipe, a closed pipe, an answer that does not decode) means the worker is dead to us: it is
-    killed.
+    ``deadline``: the current wait's (compiling, an interaction), or ``clock`` (set by :meth:`time_test`): the
+    current test's limit on the worker's CPU time, with its wall-clock backstop (see :mod:`.cputime`). ``budget``
+    (pytest files): instead, the CPU seconds the current test may still spend in the program: each request the tests
+    make gets what is left, and what it took is deducted, so that the judge's own time between requests (pytest,
+    fixtures, a test's ``time.sleep``) is never the program's. ``before_request``: called with this worker before
+    each request the judge sends, returns what the request carries for the worker to apply first (``"patch"``;
+    pytest files: the tests' patches, made in the worker too). Anything but a well-formed message from the worker
+    (garbage the code wrote into a pipe, a closed pipe, an answer that does not decode) means the worker is dead to
+    us: it is killed.
 
     Values that cannot cross: the worker's word that a value of the program's cannot be sent (``{"u": ...}``) is
     never taken as "not the program's doing" (the program runs in the worker and can write that reply itself): it is
@@ -109,6 +76,8 @@ class Worker(ProgramValues, Peer):
         self.pid, self.cmd_w, self.reply_r = pid, cmd_w, reply_r
         self.pidfd, self.output = pidfd, output
         self.cap = None
+        self.clock = None
+        self.cpu = None  # a CpuReader of the worker, made at the first test
         self.deadline = None
         self.alive = True
         self.depth = 0
@@ -130,6 +99,26 @@ class Worker(ProgramValues, Peer):
         self.value_failure = None
 
     side = 0
+
+    @property
+    def deadline(self):
+        return self._deadline
+
+    @deadline.setter
+    def deadline(self, value):
+        """A wall-clock deadline (monotonic seconds, None: none) instead of a test's clock."""
+        self._deadline, self.clock = value, None
+
+    def time_test(self, seconds, extra_wall=0.0):
+        """Start the limit of a test (or of loading the program): ``seconds`` of the worker's CPU time, its threads
+        and waited-for children included, cut at :data:`.cputime.WALL_FACTOR` times ``seconds`` (plus
+        ``extra_wall``) of wall time (see :mod:`.cputime`)."""
+        if self.cpu is None:  # a worker in this PID namespace (the fork server gives its own workers' readers)
+            fd = open_stat(self.pid, self.pidfd)
+            self.cpu = CpuReader(fd if fd is not None else open_stat(self.pid))
+        clock = TestClock(self.cpu, seconds, extra_wall)
+        self.deadline = clock.backstop
+        self.clock = clock
 
     def _send(self, msg, values=None):
         if not self.alive:
@@ -200,9 +189,11 @@ class Worker(ProgramValues, Peer):
         return self.program_failure(reason)
 
     def _read(self):
-        deadline = self.deadline
-        if self.cap is not None:
-            deadline = self.cap if deadline is None else min(deadline, self.cap)
+        deadline, clock, cap = self.deadline, self.clock, self.cap
+        if clock is not None:
+            deadline = clock.until if cap is None else (lambda: min(clock.until(), cap))
+        elif cap is not None:
+            deadline = cap if deadline is None else min(deadline, cap)
         try:
             msg = receive(self.reply_r, deadline, self.output)
         except Timeout:
@@ -227,17 +218,24 @@ class Worker(ProgramValues, Peer):
             if self.depth > 200:
                 raise RecursionError("calls between the tests and the program nested too deep")
             if self.depth == 1 and self.budget is not None:
-                start = time.monotonic()
-                self.deadline = start + self.budget
+                self.time_test(self.budget)
+                start = self.clock
             if self.before_request is not None:
                 news = self.before_request(self)
                 if news:
                     msg["patch"] = news
-            return super().request(msg, mutable, raw, values)
+            answer = super().request(msg, mutable, raw, values)
+            if self.depth == 1 and self.clock is not None:
+                try:  # threads, or a child the worker waited for, may have used more CPU than the wall time passed
+                    self.clock.check()
+                except Timeout:
+                    self.kill()
+                    raise
+            return answer
         finally:
             self.depth -= 1
             if start is not None:
-                self.budget = max(0.0, self.budget - (time.monotonic() - start))
+                self.budget = max(0.0, self.budget - start.used())
 
     def _unwrap(self, answer, mutable):
         if self.after_answer is not None:  # pytest files: the program's warnings, log records, random states
@@ -329,6 +327,9 @@ class Worker(ProgramValues, Peer):
     def close(self):
         """Kill the worker and release every descriptor; returns its output (bytes)."""
         self.kill()
+        if self.cpu is not None:
+            self.cpu.close()
+            self.cpu = None
         for fd in (self.cmd_w, self.reply_r, self.pidfd):
             if fd is not None:
                 os.close(fd)

@@ -459,7 +459,7 @@ def judge_pytest(emit, worker, req, timeout):
     except Timeout:  # the run's whole time went on importing pytest
         emit({"load": "unsupported", "infra": True, "error": "importing pytest in the sandbox took the whole run"})
         return 0
-    names = load_program(emit, worker, req, time.monotonic() + timeout)
+    names = load_program(emit, worker, req, timeout)
     if names is None:
         return 0
     keep = [fd for fd in (worker.cmd_w, worker.reply_r, worker.pidfd,

@@ -12,10 +12,44 @@ import select
 import struct
 import time
 
-from .base import Timeout, Unserializable, WorkerDied, _isinstance
+from .base import Timeout, Unserializable, WorkerDied, _callable, _isinstance
 
 #: The largest message either side sends or accepts (bytes).
 _MAX_MESSAGE = 64 << 20
+
+
+class WorkerOutput:
+    """The worker's stdout and stderr (one pipe), read by the judge as it goes: the first ``limit`` bytes are
+    kept."""
+
+    def __init__(self, fd, limit):
+        self.fd, self.limit = fd, limit
+        self.data = bytearray()
+        self.truncated = False
+        os.set_blocking(fd, False)
+
+    def take(self):
+        """Read what is available now; True at end of file."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                return True
+            room = self.limit - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+            if len(chunk) > room:
+                self.truncated = True
+
+    def finish(self):
+        """Read the rest (the worker and everything it started are gone) and close."""
+        try:
+            self.take()
+        finally:
+            os.close(self.fd)
+        return bytes(self.data)
 
 
 def send_frame(fd, data):
@@ -51,18 +85,21 @@ def _dumps(obj):
 
 
 def _read_exact(fd, n, deadline, output=None):
-    """Read ``n`` bytes from ``fd`` by ``deadline`` (monotonic seconds, None: no limit); meanwhile keep draining the
-    worker's ``output`` (an :class:`.processes.WorkerOutput`) so that a worker printing a lot never blocks."""
+    """Read ``n`` bytes from ``fd`` by ``deadline`` (monotonic seconds, None: no limit, or a function returning the
+    time to wait until before calling it again: see :meth:`.cputime.TestClock.until`); meanwhile keep draining the
+    worker's ``output`` (a :class:`WorkerOutput`) so that a worker printing a lot never blocks."""
     chunks = []
     while n:
         if deadline is not None or output is not None:
             while True:
-                remaining = None if deadline is None else deadline - time.monotonic()
+                remaining = None
+                if deadline is not None:
+                    remaining = (deadline() if _callable(deadline) else deadline) - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise Timeout()
                 ready = select.select([fd] if output is None else [fd, output.fd], [], [], remaining)[0]
-                if not ready:
-                    raise Timeout()
+                if not ready:  # the deadline says whether this was the end, or a moment to look at the CPU time
+                    continue
                 if output is not None and output.fd in ready:
                     output.take()
                 if fd in ready:
@@ -76,7 +113,7 @@ def _read_exact(fd, n, deadline, output=None):
 
 
 def read_frame(fd, deadline=None, output=None):
-    """Read one frame from ``fd`` by ``deadline`` (monotonic seconds, None: no limit), draining ``output`` meanwhile.
+    """Read one frame from ``fd`` by ``deadline`` (as :func:`_read_exact`'s), draining ``output`` meanwhile.
 
     Raises:
         Timeout: past ``deadline``.
