@@ -15,10 +15,16 @@ Four sections (``--sections``, default all), each point measured in a fresh proc
    loads), in MiB, the median over the pool's sandboxes. RSS beside it counts shared pages in full.
 3. ``startup``: seconds to start a pool of 2, 4, 8, 16, 32 and 64 sandboxes (``Scorer.start()``: the backend's
    probe and every sandbox's fork server), and to close it.
-4. ``ranks``: 1, 2 and 4 scorer processes on this host at once (as the ranks of ``accelerate launch`` on one node),
-   each with its own pool of one sandbox per core, each scoring ``--rounds`` rounds of stdin programs that each need
-   1 CPU second (they spin on ``time.process_time()``) under a 2 s limit per test. With more programs running than
-   cores, correct programs time out: the table counts them (what a host-wide admission limit would prevent).
+4. ``ranks``: 1, 2 and 4 scorer processes on this host at once (as the ranks of ``accelerate launch`` on one node,
+   each told ``LOCAL_WORLD_SIZE``), each scoring ``cores x --rounds`` stdin programs that each need 1 CPU second
+   (they spin on ``time.process_time()``) under a 2 s limit per test, in two ways: ``without admission``, each rank a
+   pool of one sandbox per core and no host-wide limit (``max_host_executions=0``: every rank runs as many programs
+   at once as there are cores), and ``with admission``, the defaults: each rank a pool of its share of the cores
+   (affinity / ``LOCAL_WORLD_SIZE``) and the host-wide admission limit (at most ``os.cpu_count()`` executions at
+   once, shared by every pool). The table counts timeouts and gives the median execution's wall time. With the
+   limits on CPU time (trl_sandbox/harness/cputime.py) a correct program passes either way, unless the host is so
+   oversubscribed that it passes the wall-clock backstop (3 x the limit); before them, the wall-clock limit cut
+   correct programs as soon as more ran than there were cores (docs/performance.md).
 
     python benchmarks/scaling.py                        # about 4 minutes on 16 cores
     python benchmarks/scaling.py --quick                # smaller points: about 2 minutes on 2 cores
@@ -56,7 +62,7 @@ CPU_SECOND = (
     "        x += i\n"
     "print(2 * n)\n"
 )
-#: The per-test limit of the ranks section, seconds (wall clock, as the judge enforces it).
+#: The per-test limit of the ranks section, seconds (of CPU time, as the judge enforces it).
 RANKS_LIMIT_S = 2.0
 #: Seconds one point's process may take before it is stopped (a point takes seconds; a hang loses one point).
 POINT_TIMEOUT_S = 100.0
@@ -146,7 +152,7 @@ def allowed_cpus(pid: int) -> set[int] | None:
 # -- one point, in its own process -----------------------------------------------------------------------------------
 
 
-def _scorer(pool_size: int, options: dict, weak: bool, **config: Any) -> Any:
+def _scorer(pool_size: int | None, options: dict, weak: bool, **config: Any) -> Any:
     from trl_sandbox import SandboxConfig, Scorer
 
     return Scorer.from_config(SandboxConfig(sandbox_pool_size=pool_size, sandbox_backend_options=options,
@@ -243,8 +249,9 @@ def point_startup(sandboxes: int, options: dict, weak: bool) -> dict:
     return {"sandboxes": sandboxes, "start_s": start_s, "close_s": time.perf_counter() - t0, "live": live}
 
 
-def point_rank(pool_size: int, programs: int, options: dict, weak: bool) -> dict:
-    """One rank: start the pool, say ``ready``, wait for ``go`` on stdin, score ``programs`` stdin programs."""
+def point_rank(pool_size: int | None, programs: int, options: dict, weak: bool) -> dict:
+    """One rank: start the pool (``pool_size`` None: the default size), say ``ready``, wait for ``go`` on stdin,
+    score ``programs`` stdin programs."""
     from trl_sandbox import Task
 
     tasks = [Task.from_row({"task_id": f"cpu-{i}", "inputs": [f"{i}\n"], "outputs": [f"{2 * i}\n"],
@@ -256,12 +263,13 @@ def point_rank(pool_size: int, programs: int, options: dict, weak: bool) -> dict
         t0 = time.perf_counter()
         results = scorer.score(tasks, [CPU_SECOND] * programs)
         seconds = time.perf_counter() - t0
+        size = scorer.pool.size
     finally:
         scorer.close()
     statuses: dict[str, int] = {}
     for r in results:
         statuses[r.status] = statuses.get(r.status, 0) + 1
-    return {"seconds": seconds, "statuses": statuses, "exec_s": [r.exec_s for r in results]}
+    return {"seconds": seconds, "statuses": statuses, "exec_s": [r.exec_s for r in results], "pool_size": size}
 
 
 # -- the parent: one subprocess per point ----------------------------------------------------------------------------
@@ -340,23 +348,33 @@ def section_startup(args: argparse.Namespace) -> list[dict]:
 
 
 def section_ranks(args: argparse.Namespace) -> list[dict]:
-    pool = len(os.sched_getaffinity(0))
-    programs = pool * args.rounds
+    cores = len(os.sched_getaffinity(0))
+    programs = cores * args.rounds
     rows = []
     for ranks in (1, 2, 4):
-        progress(f"ranks: {ranks} scorer process(es) x {pool} sandboxes, {programs} 1-CPU-second programs each")
-        try:
-            rows.append(_ranks_point(args, ranks, pool, programs))
-        except Exception as exc:  # noqa: BLE001 - the other points are still worth measuring
-            progress(f"ranks: {ranks}: FAILED: {exc}")
-            rows.append({"ranks": ranks, "error": str(exc)})
+        for admission in (False, True):
+            mode = "with admission" if admission else "without admission"
+            progress(f"ranks: {ranks} scorer process(es) {mode}, {programs} 1-CPU-second programs each")
+            try:
+                rows.append(_ranks_point(args, ranks, cores, programs, admission))
+            except Exception as exc:  # noqa: BLE001 - the other points are still worth measuring
+                progress(f"ranks: {ranks} {mode}: FAILED: {exc}")
+                rows.append({"ranks": ranks, "admission": mode, "error": str(exc)})
     return rows
 
 
-def _ranks_point(args: argparse.Namespace, ranks: int, pool: int, programs: int) -> dict:
-    """``ranks`` scorer processes started together; each scores once every pool is up."""
-    procs = [subprocess.Popen(_child_argv(args, "rank", pool_size=pool, programs=programs),
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _ranks_point(args: argparse.Namespace, ranks: int, cores: int, programs: int, admission: bool) -> dict:
+    """``ranks`` scorer processes started together, each told ``LOCAL_WORLD_SIZE=ranks``; each scores once every
+    pool is up. Without admission: pools of ``cores`` sandboxes and no host-wide limit; with it: the defaults."""
+    options = json.loads(args.backend_options)
+    if not admission:
+        options["max_host_executions"] = 0
+    spec_args = argparse.Namespace(**{**vars(args), "backend_options": json.dumps(options)})
+    env = {**os.environ, "LOCAL_WORLD_SIZE": str(ranks)}
+    procs = [subprocess.Popen(_child_argv(spec_args, "rank", pool_size=None if admission else cores,
+                                          programs=programs),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env)
              for _ in range(ranks)]
     try:
         deadline = time.monotonic() + POINT_TIMEOUT_S
@@ -388,7 +406,9 @@ def _ranks_point(args: argparse.Namespace, ranks: int, pool: int, programs: int)
     total = ranks * programs
     passed, timeouts = statuses.get("passed", 0), statuses.get("timeout", 0)
     exec_s = sorted(s for out in outs for s in out["exec_s"])
-    return {"ranks": ranks, "sandboxes": ranks * pool, "programs": total, "passed": passed, "timeouts": timeouts,
+    return {"ranks": ranks, "admission": "with admission" if admission else "without admission",
+            "sandboxes": sum(out["pool_size"] for out in outs), "programs": total, "passed": passed,
+            "timeouts": timeouts,
             "other": total - passed - timeouts, "timeout %": 100.0 * timeouts / total, "wall s": wall,
             "median exec s": exec_s[len(exec_s) // 2] if exec_s else float("nan"), "statuses": statuses}
 
@@ -440,15 +460,15 @@ def main(argv: list[str] | None = None) -> int:
         "memory": ["sandboxes", "idle_pss_mib", "idle_rss_mib", "idle_processes", "busy_pss_mib", "busy_rss_mib",
                    "busy_processes", "busy_seen", "passed"],
         "startup": ["sandboxes", "start_s", "close_s", "live"],
-        "ranks": ["ranks", "sandboxes", "programs", "passed", "timeouts", "other", "timeout %", "wall s",
-                  "median exec s"],
+        "ranks": ["ranks", "admission", "sandboxes", "programs", "passed", "timeouts", "other", "timeout %",
+                  "wall s", "median exec s"],
     }
     titles = {
         "throughput": "Throughput by cores (HumanEval canonical solutions; per_s: completions/s; pool = cores)",
         "memory": "Memory per sandbox (MiB, median over the pool; busy: an execution sleeping while it loads)",
         "startup": "Pool start and close (seconds)",
-        "ranks": f"Scorer processes on one host, each a pool of {cpus} sandboxes; programs of 1 CPU second, "
-                 f"{RANKS_LIMIT_S:g} s limit",
+        "ranks": f"Scorer processes on one host, without admission (each a pool of {cpus} sandboxes, no host-wide "
+                 f"limit) and with it (the defaults); programs of 1 CPU second, {RANKS_LIMIT_S:g} s limit of CPU time",
     }
     run = {"throughput": section_throughput, "memory": section_memory, "startup": section_startup,
            "ranks": section_ranks}

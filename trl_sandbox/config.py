@@ -119,7 +119,10 @@ class SandboxConfig:
             For `"ray"`: see `trl_sandbox.backends.ray.RayBackend` (`address`, `num_cpus`, `resources`,
             `placement`...).
         sandbox_pool_size (`int`, *optional*):
-            Number of sandboxes per training process. Defaults to the number of CPUs for `"local"`, else 8.
+            Number of sandboxes per training process. Defaults, for `"local"`, to the cores this process may run on
+            (its affinity) divided among the node's ranks (`LOCAL_WORLD_SIZE`), else 8. Every local pool of a host
+            also shares one admission limit: at most `os.cpu_count()` executions at once on the host
+            (`sandbox_backend_options={"max_host_executions": N}`; 0: none).
         sandbox_max_concurrency (`int`, *optional*):
             Most executions at once per process. Defaults to (and is capped by) `sandbox_pool_size`.
         sandbox_test_timeout (`float`, *optional*):
@@ -208,7 +211,8 @@ class SandboxConfig:
     )
     sandbox_pool_size: int | None = field(
         default=None,
-        metadata={"help": "Number of sandboxes per process. Defaults to the CPU count for 'local', else 8."},
+        metadata={"help": "Number of sandboxes per process. Defaults, for 'local', to this process's cores (affinity) "
+                          "divided among the node's ranks (LOCAL_WORLD_SIZE), else 8."},
     )
     sandbox_max_concurrency: int | None = field(
         default=None, metadata={"help": "Most executions at once per process. Defaults to sandbox_pool_size."}

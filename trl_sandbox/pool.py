@@ -32,6 +32,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from . import lifecycle
 from ._version import __version__
 from .backends import Backend, Sandbox, get_backend
+from .backends._admission import default_size
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
 from .harness.archive import HARNESS_FILES
 
@@ -89,8 +90,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
 
     Args:
         backend: A registry name (``"local"``, ``"mock"``...) or a :class:`~trl_sandbox.backends.Backend`.
-        size: Number of sandboxes (and so of concurrent executions). Default: the number of CPUs for ``local``,
-            8 otherwise.
+        size: Number of sandboxes (and so of concurrent executions). Default: for ``local``, the cores of this
+            process's affinity divided among the node's ranks (``LOCAL_WORLD_SIZE``: see
+            :func:`~trl_sandbox.backends._admission.default_size`); 8 otherwise.
         labels: Labels for every sandbox (``str -> str``); :func:`default_labels` when None.
         backend_options: Keyword arguments for the backend's constructor (when ``backend`` is a name).
         create_timeout_s: Deadline for creating the whole pool, in seconds.
@@ -132,8 +134,10 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self._session_slots: anyio.Semaphore | None = None
         self._session_idle: list[Sandbox] = []
         self._background: set[anyio.CancelScope] = set()  # the work of run_soon in progress
+        #: Where :attr:`size` comes from, as the readiness line says it.
+        self.size_origin = "sandbox_pool_size"
         if size is None:
-            size = (os.cpu_count() or 1) if self.backend.name == "local" else 8
+            size, self.size_origin = default_size() if self.backend.name == "local" else (8, "the default")
         if not isinstance(size, int) or size < 1:
             raise ConfigurationError(f"sandbox pool size must be a positive integer, got {size!r}")
         self.size = size
@@ -209,7 +213,8 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                 raise InfrastructureError("the sandbox pool was closed while it started")
             self._portal.start_task_soon(self._reaper)
             self._ready = True
-        logger.info("trl-sandbox: pool of %d sandboxes ready; %s", self.size, self.backend.describe())
+        logger.info("trl-sandbox: pool of %d sandboxes (%s) ready; %s", self.size, self.size_origin,
+                    self.backend.describe())
         return self
 
     def _abort_start(self) -> None:

@@ -475,7 +475,7 @@ class Scorer:
         timing = timing if timing is not None else _Timing()
         wait_s = self.deadline_s(1)
         queued = time.monotonic()
-        async with self.pool.lease(timeout_s=wait_s) as lease:
+        async with self.pool.lease(timeout_s=wait_s) as lease, self.pool.backend.admit():  # the host's cores too
             started = time.monotonic()
             timing.queue_s += started - queued
             sandbox = lease.sandbox

@@ -144,6 +144,15 @@ def leave_host(presence: Path, remove_root: bool, made: list[Path], release: Cal
     release()
 
 
+def release_host(remove_cgroups: Callable[[], None], claims: dict) -> None:
+    """What a local backend that goes away without deleting its sandboxes frees: the uids they held (``claims``: sandbox
+    id -> ``_uids.UidClaim``), then the parent cgroups (see :func:`leave_host`)."""
+    for claim in list(claims.values()):
+        claim.release()
+    claims.clear()
+    remove_cgroups()
+
+
 def remove_stale(root: Path, prefix: str) -> None:
     """Remove the entries of ``root`` named ``<prefix><pid>-...`` whose process ``pid`` is gone (made by a run killed
     before it could remove them)."""

@@ -11,6 +11,7 @@ fails. The code's own failures (non-zero exit, timeout, crash) are returned in :
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -268,6 +269,13 @@ class Backend(abc.ABC):
             f"the {self.name} backend cannot keep an interpreter session (CodeEnvironment); use the local, daytona, "
             "cwsandbox or e2b backend"
         )
+
+    def admit(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """An async context held around one scoring execution (``async with backend.admit(): await
+        backend.exec(...)``): it waits while the machine that runs it already runs as many executions as it has
+        cores. Default: nothing to wait for (a service's sandboxes run on its machines). The local backend shares one
+        limit among every pool of the host (see :mod:`._admission`)."""
+        return contextlib.nullcontext()
 
     async def health_check(self, sandbox: Sandbox, *, timeout_s: float = 10.0) -> bool:
         """Return True when ``sandbox`` runs a trivial Python command within ``timeout_s`` seconds."""

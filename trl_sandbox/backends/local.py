@@ -10,6 +10,7 @@ environment. See :class:`LocalBackend` for the layers and docs/security.md for w
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -28,11 +29,12 @@ import anyio
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
 from ..harness.archive import HARNESS_FILES, HARNESS_NAME
 from . import _cgroups, _landlock, _seccomp, _uids
+from ._admission import HostAdmission, admission_dir
 from ._cgroups import Cgroups
 from ._executions import LAUNCHER, run_launcher
-from ._host import enter_root, leave_host, processes_of, rmtree
+from ._host import enter_root, leave_host, processes_of, release_host, rmtree
 from ._judge_packages import JUDGE_PATH_ENV, copy_judge_packages
-from ._layers import PROBE, layer_names, missing_layers, probe_problems, require_layers
+from ._layers import PATHS_PROBE, PROBE, layer_names, missing_layers, probe_problems, require_layers
 from ._packages import DEFAULT_PACKAGES, PACKAGES_ENV, PACKAGES_PROBE, Readable, packages_problem, trainer_site_packages
 from ._servers import ForkServers
 from ._toolchains import Toolchains, request_language, toolchain_dirs
@@ -51,14 +53,6 @@ _BASE_ENV = {
     "PYTHONHASHSEED": "0",
     "PYTHONIOENCODING": "utf-8",
 }
-# The interpreter's directories (read-only to sandboxed code) and its installed-package directories (never readable
-# whole: see _packages).
-_PATHS_PROBE = (
-    "import json, os, site, sys\n"
-    "prefixes = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,\n"
-    "    sys.base_exec_prefix, os.path.dirname(sys.executable))})\n"
-    "print(json.dumps({'prefixes': prefixes, 'site': site.getsitepackages() + [site.getusersitepackages()]}))\n"
-)
 # Read-only to sandboxed code (with the interpreter's own prefixes): system binaries and shared libraries.
 _SYSTEM_RO = ("/usr", "/lib", "/lib64", "/lib32", "/bin")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
@@ -124,6 +118,9 @@ class LocalBackend(Backend):
             launcher and interpreter per execution (the path also used without namespaces).
         allow_weak_isolation: Run without namespaces when the kernel refuses them (logs a warning). Default False:
             :meth:`start` raises :class:`~trl_sandbox.errors.IsolationUnavailableError` instead.
+        max_host_executions: The most scoring executions at once on this host, shared by every local pool of the
+            host (see :mod:`._admission`; :meth:`admit`). None (default): the host's core count (``os.cpu_count()``);
+            0: no limit.
     """
 
     name = "local"
@@ -145,6 +142,7 @@ class LocalBackend(Backend):
         namespaces: bool | None = None,
         fork_server: bool = True,
         allow_weak_isolation: bool = False,
+        max_host_executions: int | None = None,
     ) -> None:
         for label, value in (
             ("memory_limit_bytes", memory_limit_bytes),
@@ -173,6 +171,12 @@ class LocalBackend(Backend):
         self.max_open_files = max_open_files
         self.scratch_limit_bytes = scratch_limit_bytes
         self.allow_weak_isolation = allow_weak_isolation
+        if max_host_executions is None:
+            max_host_executions = os.cpu_count() or 1
+        if not isinstance(max_host_executions, int) or max_host_executions < 0:
+            raise ConfigurationError(f"local backend: max_host_executions must be a non-negative integer or None, got "
+                                     f"{max_host_executions!r}")
+        self._admission = HostAdmission(admission_dir(), max_host_executions) if max_host_executions else None
         self._is_root = euid == 0
         self._namespaces = namespaces is not False
         self._landlock_abi = 0
@@ -220,7 +224,7 @@ class LocalBackend(Backend):
         if self._judge_lib is not None:
             self._made.append(self._judge_lib)
         # Removed by aclose(); else when this backend is collected or Python exits.
-        release = functools.partial(_release_host, self._cgroups.remove_parents, self._uids)
+        release = functools.partial(release_host, self._cgroups.remove_parents, self._uids)
         self._leave = weakref.finalize(self, leave_host, presence, self._default_root or created, self._made, release)
         extra_ro = toolchain_dirs(_BASE_ENV["PATH"], _SYSTEM_RO)  # no process: the versions wait for first use
         candidates = [self.python] if self.python else self._python_candidates()
@@ -230,10 +234,10 @@ class LocalBackend(Backend):
         try:
             for candidate in candidates:
                 probe_sandbox.python = self._python_argv(candidate)
-                paths, error = await self._probe(probe_sandbox, _PATHS_PROBE, layers=False)
+                paths, error = await self._probe(probe_sandbox, PATHS_PROBE, layers=False)
                 if error and "unshare" in error:
                     self._namespaces = False
-                    paths, error = await self._probe(probe_sandbox, _PATHS_PROBE, layers=False)
+                    paths, error = await self._probe(probe_sandbox, PATHS_PROBE, layers=False)
                 if error:
                     errors.append(f"{candidate}: {error}")
                     continue
@@ -274,6 +278,8 @@ class LocalBackend(Backend):
             max_processes=self.max_processes, scratch_bytes=self.scratch_limit_bytes,
             output_bytes=self.output_limit_bytes, packages=self._reads.offered)
         self._started = True
+        if self._admission is not None:
+            self._admission.open()
 
     async def _start_fork_servers(self) -> None:
         """Switch to fork servers, and prove their layers with the same probe; fall back to one launcher per
@@ -297,7 +303,14 @@ class LocalBackend(Backend):
     def describe(self) -> str:
         """One line naming the active isolation layers (logged at pool start) and the toolchains looked up so far."""
         layers = ", ".join(self._layers) if self._layers else "not started"
-        return f"local backend (python {self.python}): {layers}; other languages: {self._toolchains.describe()}"
+        admission = (f"at most {self._admission.slots} executions at once on this host, shared by its pools"
+                     if self._admission is not None else "no host-wide limit")
+        return (f"local backend (python {self.python}): {layers}; {admission}; other languages: "
+                f"{self._toolchains.describe()}")
+
+    def admit(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """A slot of the host-wide admission limit for one execution (see :mod:`._admission`)."""
+        return self._admission.admit() if self._admission is not None else contextlib.nullcontext()
 
     def _python_candidates(self) -> list[str]:
         seen: list[str] = []
@@ -333,6 +346,8 @@ class LocalBackend(Backend):
         """Stop the fork servers of sandboxes not deleted (their directories stay, as the contract says); remove the
         judge's package copy, and the root directory and parent cgroups unless another live run of this host uses them."""
         await self._servers.stop_all()
+        if self._admission is not None:
+            self._admission.close()
         if self._leave is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self._leave)
@@ -631,11 +646,3 @@ class LocalBackend(Backend):
         """
         await anyio.to_thread.run_sync(_cgroups.remove_orphan, leftover.data)
 
-
-def _release_host(remove_cgroups: Any, claims: dict[str, _uids.UidClaim]) -> None:
-    """What a backend that goes away without deleting its sandboxes frees: the uids they held, then the parent
-    cgroups (see :func:`._host.leave_host`)."""
-    for claim in list(claims.values()):
-        claim.release()
-    claims.clear()
-    remove_cgroups()

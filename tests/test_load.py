@@ -1,0 +1,251 @@
+"""Verdicts that do not depend on the machine's load, and pools that share the host's cores (issue 38).
+
+- A test's limit is on the program's CPU time (its threads and the children it waited for), with a wall-clock
+  backstop of ``WALL_FACTOR`` times the limit (``trl_sandbox/harness/cputime.py``): a program that computes within its
+  limit passes however many processes share its core; a program that sleeps is cut by the backstop; one whose
+  children compute past the limit in parallel is cut although its wall time stayed under it.
+- The local pool's default size follows this process's affinity and the node's ranks (``LOCAL_WORLD_SIZE``), and
+  every local pool of a host takes a slot of one admission limit (``os.cpu_count()`` executions at once) per
+  execution (``trl_sandbox/backends/_admission.py``).
+
+The busy processes these tests start are our own plain loops (``while True: pass``), each in its own session, killed
+at the end of the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from trl_sandbox import SandboxConfig, Scorer, Task
+from trl_sandbox.backends._admission import HostAdmission, default_size
+from trl_sandbox.harness.cputime import WALL_FACTOR
+from trl_sandbox.pool import SandboxPool
+
+#: A stdin program that computes for SECONDS of its own CPU time, then echoes its input.
+BURN = textwrap.dedent("""
+    import time
+    t = time.process_time()
+    while time.process_time() - t < {seconds}:
+        pass
+    print(input())
+""")
+
+
+def echo_task(n: int = 3) -> Task:
+    return Task.from_row({"task_id": "echo", "inputs": [f"{i}\n" for i in range(n)],
+                          "outputs": [f"{i}\n" for i in range(n)]})
+
+
+@pytest.fixture
+def busy_processes():
+    """Two busy processes per core (each its own session, as another job's processes are), killed at the end."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(2 * (os.cpu_count() or 1))]
+    time.sleep(0.5)  # running before the test starts
+    yield procs
+    for proc in procs:
+        proc.kill()
+    for proc in procs:
+        proc.wait(10)
+
+
+def test_a_cpu_bound_program_within_its_limit_passes_beside_two_busy_processes_per_core(busy_processes,
+                                                                                       sandbox_root):
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=1.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        # 0.4 s of CPU per test against a 1 s limit: sharing a core with two busy loops, each test takes more than
+        # its limit of wall time (a wall-clock limit would cut it), and passes.
+        results = scorer.score([echo_task()] * 2, [BURN.format(seconds=0.4)] * 2)
+    for result in results:
+        assert result.status == "passed", result
+    # Over the limit of CPU time, it is cut whatever the load.
+    with Scorer.from_config(config) as scorer:
+        (result,) = scorer.score([echo_task(1)], [BURN.format(seconds=3.0)])
+    assert result.status == "timeout", result
+
+
+def test_a_program_that_sleeps_past_its_limit_is_cut_by_the_wall_clock_backstop(scorer):
+    # the shared scorer's tests have 1 s: the backstop is WALL_FACTOR seconds of wall time
+    start = time.monotonic()
+    (result,) = scorer.score([echo_task(1)], ["import time\ntime.sleep(60)\nprint(input())"])
+    took = time.monotonic() - start
+    assert result.status == "timeout", result
+    assert WALL_FACTOR * 1.0 <= took < WALL_FACTOR * 1.0 + 20, took
+    # sleeping within the backstop costs no CPU time: it passes, as a program that waits on I/O would
+    (result,) = scorer.score([echo_task(1)], ["import time\ntime.sleep(1.3)\nprint(input())"])
+    assert result.status == "passed", result
+
+
+def test_children_that_compute_in_parallel_count_against_the_limit(scorer):
+    # two children of 0.7 s of CPU each, waited for: 1.4 s of CPU against the 1 s limit, in 0.7 s of wall time on two
+    # idle cores
+    program = textwrap.dedent("""
+        import os, time
+        pids = []
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                t = time.process_time()
+                while time.process_time() - t < 0.7:
+                    pass
+                os._exit(0)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        print(input())
+    """)
+    (result,) = scorer.score([echo_task(1)], [program])
+    assert result.status == "timeout", result
+    (result,) = scorer.score([echo_task(1)], [program.replace("0.7", "0.2")])  # 0.4 s in all: within
+    assert result.status == "passed", result
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_a_compiled_program_is_timed_on_its_cpu_too(scorer):
+    spin = "#include <stdio.h>\nint main(void){volatile unsigned long x=0;for(;;)x++;}\n"
+    sleep = "#include <unistd.h>\nint main(void){sleep(60);return 0;}\n"
+    task = Task.from_row({"task_id": "c", "inputs": ["1\n"], "outputs": ["1\n"], "language": "c"})
+    start = time.monotonic()
+    spun, slept = scorer.score([task, task], [f"```c\n{spin}```", f"```c\n{sleep}```"])
+    assert (spun.status, slept.status) == ("timeout", "timeout"), (spun, slept)
+    assert time.monotonic() - start < 60
+
+
+# -- pool sizes and the host's admission limit ----------------------------------------------------------------------
+
+
+def test_the_local_pool_size_follows_affinity_and_local_ranks(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(12)))
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert default_size()[0] == 12
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    size, origin = default_size()
+    assert size == 3 and "4 local ranks" in origin and "12 cores" in origin
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "16")
+    assert default_size()[0] == 1  # never zero
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "bad")
+    assert default_size()[0] == 12
+    pool = SandboxPool("local", handle_signals=False)  # not started: its size is decided here
+    assert pool.size == 12 and "affinity" in pool.size_origin
+    assert SandboxPool("local", size=5, handle_signals=False).size == 5
+
+
+def test_a_process_pinned_to_one_core_gets_one_sandbox():
+    code = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+            "from trl_sandbox.pool import SandboxPool; print(SandboxPool('local', handle_signals=False).size)")
+    env = {**os.environ, "LOCAL_WORLD_SIZE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, check=True)
+    assert out.stdout.strip() == "1"
+
+
+def test_the_admission_limit_is_shared_and_released_by_a_dead_holder(tmp_path):
+    async def main():
+        a, b = HostAdmission(tmp_path, 2), HostAdmission(tmp_path, 2)
+        async with a.admit(), b.admit():
+            with anyio.move_on_after(0.2) as scope:  # both slots taken: a third waits
+                async with a.admit():
+                    pass
+            assert scope.cancelled_caught
+        async with a.admit(), a.admit():  # freed
+            pass
+        a.close()
+        b.close()
+
+    anyio.run(main)
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import fcntl, os, sys, time
+        fds = [os.open({str(tmp_path)!r} + f"/slot-{{i}}", os.O_RDWR) for i in range(2)]
+        for fd in fds:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        print("held", flush=True)
+        time.sleep(60)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+
+        async def blocked():
+            c = HostAdmission(tmp_path, 2)
+            with anyio.move_on_after(0.2) as scope:
+                async with c.admit():
+                    pass
+            assert scope.cancelled_caught
+            holder.kill()  # SIGKILL: the kernel releases its locks
+            with anyio.fail_after(10):
+                async with c.admit():
+                    pass
+            c.close()
+
+        anyio.run(blocked)
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+
+_OTHER_POOL = textwrap.dedent("""
+    import json, sys
+    from trl_sandbox import SandboxConfig, Scorer, Task
+    root, size, program = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    task = Task.from_row({"task_id": "t", "inputs": ["1\\n"], "outputs": ["1\\n"]})
+    config = SandboxConfig(sandbox_pool_size=size, sandbox_backend_options={"root_dir": root})
+    with Scorer.from_config(config) as scorer:
+        print("ready", flush=True)
+        sys.stdin.readline()
+        results = scorer.score([task] * (2 * size), [program] * (2 * size))
+    print(json.dumps([[r.status, r.output] for r in results]), flush=True)
+""")
+#: Prints when it started and ended (the realtime clock, which the sandboxes share with the host) to stderr.
+_STAMPED = textwrap.dedent("""
+    import sys, time
+    sys.stderr.write("start %.6f\\n" % time.time())
+    time.sleep(0.3)
+    sys.stderr.write("end %.6f\\n" % time.time())
+    print(input())
+""")
+
+
+def _intervals(outputs: list[str]) -> list[tuple[float, float]]:
+    found = []
+    for output in outputs:
+        stamps = dict(line.split() for line in output.splitlines() if line.startswith(("start ", "end ")))
+        found.append((float(stamps["start"]), float(stamps["end"])))
+    return found
+
+
+def test_two_pools_on_one_host_never_run_more_executions_than_cores(sandbox_root):
+    cores = os.cpu_count() or 1
+    size = cores + 1  # each pool alone could run more than the host's cores
+    other = subprocess.Popen([sys.executable, "-c", _OTHER_POOL, str(sandbox_root), str(size), _STAMPED],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             cwd=str(Path(__file__).resolve().parent.parent))
+    try:
+        assert other.stdout.readline().strip() == "ready"
+        task = Task.from_row({"task_id": "t", "inputs": ["1\n"], "outputs": ["1\n"]})
+        config = SandboxConfig(sandbox_pool_size=size, sandbox_backend_options={"root_dir": str(sandbox_root)})
+        with Scorer.from_config(config) as scorer:
+            other.stdin.write("go\n")
+            other.stdin.flush()
+            mine = scorer.score([task] * (2 * size), [_STAMPED] * (2 * size))
+        theirs = json.loads(other.stdout.readline())
+        assert other.wait(60) == 0
+    finally:
+        other.kill()
+    assert all(r.status == "passed" for r in mine) and all(status == "passed" for status, _ in theirs)
+    intervals = _intervals([r.output for r in mine]) + _intervals([output for _, output in theirs])
+    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals],
+                    key=lambda e: (e[0], e[1]))
+    running = most = 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    assert 1 <= most <= cores, (most, cores)
