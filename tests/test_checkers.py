@@ -300,6 +300,14 @@ def test_interaction_failures_follow_problemtools_precedence(judge_scorer):
     assert got[4][0] == "error" and "exit status 3" in got[4][3]
 
 
+def test_a_program_that_fails_because_the_interactor_rejected_and_left_gets_the_interactors_verdict(judge_scorer):
+    # the interactor rejects 2000 (out of range) and exits; the program's next read finds its input closed and
+    # raises: the interactor ended first and decides (rule 2), however late its end is seen (six at once, under load)
+    got = results(judge_scorer, GUESS_ROW, ["print('? 2000', flush=True)\ninput()"] * 6)
+    assert [g[0] for g in got] == ["failed"] * 6, got
+    assert all("x" in g[3] for g in got)
+
+
 def test_kattis_interactive_validator_in_python(judge_scorer):
     row = {"task_id": "sums", "inputs": ["1 2\n30 12\n"], "outputs": [""],
            "interactor": {"interactor": SUM_VALIDATOR_PY, "language": "python", "convention": "kattis"}}

@@ -18,7 +18,8 @@ the interactor has its own limits (:data:`INTERACTOR_CPU_S`, and :data:`INTERACT
 program ended). Verdict precedence, as problemtools': (1) the interactor's judge error (a crash, a timeout,
 an exit code its convention never gives, testlib's ``_fail``): the task's fault, ``invalid``; (2) an interactor that
 rejected and exited before the program ended: its verdict (the program then sees its input end, and whatever it does
-next is not held against it twice); (3) the program's time limit; (4) the program's crash; (5) the interactor's
+next is not held against it twice; "before": the program's input had hung up when it ended, as the worker sees it, or
+the interactor's end was seen first); (3) the program's time limit; (4) the program's crash; (5) the interactor's
 verdict. The judge keeps the read end of the program's output open until the program ends, as problemtools does, so
 that a program whose interactor accepted and exited is not killed by ``SIGPIPE`` for writing more.
 """
@@ -300,8 +301,11 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit, native=
         return verdict, reply
     # (2) it rejected, and ended before the program did
     slack = NATIVE_END_SLACK_S if native else 0.0
-    if verdict is not True and "score" not in verdict and interactor.ended is not None and (
-            interactor.ended < program_end - slack):
+    # Ended first: it closed the program's input before the program ended (the worker saw the input hung up: the
+    # program then failed on what the interactor did), or its end was seen before the program's.
+    if verdict is not True and "score" not in verdict and (
+            (_type(reply) is dict and reply.get("input_closed") is True)
+            or (interactor.ended is not None and interactor.ended < program_end - slack)):
         return verdict, reply
     # (3) the program's time, (4) its crash: the caller reports them
     cpu = (reply or {}).get("cpu_s")

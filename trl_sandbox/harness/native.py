@@ -15,7 +15,7 @@ import time
 from .base import PR_SET_PDEATHSIG
 from .cputime import WALL_FACTOR
 from .stdio import exit_error as _exit_error
-from .stdio import memory_file, program_files, program_output
+from .stdio import input_hung_up, memory_file, program_files, program_output
 from .stdio import wait_child as _wait
 from .wire import close_fds_except, read_up_to
 
@@ -161,19 +161,28 @@ def run_native(argv, text, limit, timeout, files=None, managed=False, only=False
     :func:`.stdio.run_stdin` (``only``: the files alone, no stdin, stdout discarded). ``pipes``: an interactive
     problem's ``(stdin, stdout)`` instead (the reply's ``out`` is empty; ``cpu_s``: the program's CPU seconds)."""
     in_fd, out_fd = pipes if pipes is not None else program_files(text, files, only)
+    probe = os.dup(in_fd) if pipes is not None else None  # whether its input hung up before it ended (and closed)
     try:
         pid = _spawn(argv, in_fd, out_fd, 2, managed, cpu_s=timeout)
+    except BaseException:
+        if probe is not None:
+            os.close(probe)
+        raise
     finally:
         os.close(in_fd)
         if pipes is not None:
             os.close(out_fd)
     usage = {}
     status, rss, timed_out = _wait(pid, time.monotonic() + WALL_FACTOR * timeout, usage)
+    hung_up = probe is not None and input_hung_up(probe)
+    if probe is not None:
+        os.close(probe)
     if usage.get("cpu_s", 0.0) >= timeout or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU):
         timed_out = True
     reply = {"rss": rss}
     if pipes is not None:
-        reply.update(out="", cpu_s=usage.get("cpu_s", 0.0), end=usage.get("end", time.monotonic()))
+        reply.update(out="", cpu_s=usage.get("cpu_s", 0.0), end=usage.get("end", time.monotonic()),
+                     input_closed=hung_up)
     if timed_out:
         reply["timeout"] = True
     else:

@@ -80,6 +80,18 @@ def program_output(out_fd, limit, files, only=False):
     return reply
 
 
+def input_hung_up(fd):
+    """Whether every writer of the pipe or FIFO ``fd`` (a program's input) has closed it (``POLLHUP``): an
+    interactor that ended, or closed the program's input, before the program ended (see
+    :func:`.interaction.run_interaction`, rule 2)."""
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return any(events & select.POLLHUP for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
+
+
 def wait_child(pid, deadline, usage_out=None):
     """Wait for child ``pid`` until ``deadline`` (monotonic seconds); past it, kill its process group. Returns
     ``(status, peak resident bytes, timed out)``; ``usage_out`` (a dict), when given, gets ``cpu_s``: the child's
@@ -315,6 +327,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
         reply["error"] = describe(exc)
     _finish_like_python()
     ended = _monotonic()  # before its output closes (below): an interactor cannot have seen its end before this
+    hung_up = pipes is not None and input_hung_up(0)
     if answer is not None:
         with _EXIT_LOCK:
             _RUN.pop("current", None)
@@ -328,7 +341,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
     os.close(saved_in)
     os.close(saved_out)
     if pipes is not None:
-        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=ended)
+        reply.update(out="", cpu_s=cpu_seconds() - cpu_start, end=ended, input_closed=hung_up)
     else:
         reply.update(program_output(out_fd, limit, files, only))
     reply["rss"] = peak_rss()
