@@ -9,8 +9,9 @@ the default config and pool, one sandbox per CPU, except where a set says otherw
   ``python -c "while True: pass"``, each in its own session, at normal priority (the sandboxes run at nice 10);
 - ``scorers``: other scorer processes, as other ranks of a run or other jobs on a shared node: 2 processes, each with
   its own pool of ``ceil(factor × cores / 2)`` local sandboxes, scoring stdin programs that each spend 0.3 s of CPU,
-  batch after batch, for the whole condition: ``factor × cores`` executions competing with ours. This is the load
-  that cut correct programs when per-test limits were wall-clock ones.
+  batch after batch, for the whole condition: ``factor × cores`` executions competing with ours (they take no slot
+  of the host's admission limit, as another job's would not). This is the load that cut correct programs when
+  per-test limits were wall-clock ones.
 
 The sets (``--sets``, default all; ``--quick`` takes fewer of each):
 
@@ -350,14 +351,17 @@ class Load:
 
 def load_scorer(pool: int, weak: bool) -> int:
     """A competing scorer: its own pool of ``pool`` local sandboxes, scoring CPU-bound stdin programs batch after
-    batch until its stdin ends; ``scoring`` on stdout once its first batch is under way."""
+    batch until its stdin ends; ``scoring`` on stdout once its first batch is under way. It takes no slot of the
+    host's admission limit (``max_host_executions=0``: another job that does not share it), so that the load stays
+    at its size whatever the limit admits of the judged sets."""
     stop = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     rows = [{"task_id": f"load-{i}", "inputs": [f"{i}\n"], "outputs": [f"{2 * i}\n"]} for i in range(pool)]
     tasks = [Task.from_row(r) for r in rows]
     program = SPIN.format(cpu=LOAD_CPU_S)
-    config = SandboxConfig(sandbox_pool_size=pool, sandbox_test_timeout=30.0, sandbox_allow_weak_isolation=weak)
+    config = SandboxConfig(sandbox_pool_size=pool, sandbox_test_timeout=30.0, sandbox_allow_weak_isolation=weak,
+                           sandbox_backend_options={"max_host_executions": 0})
     with Scorer.from_config(config) as scorer:
         first = True
         while not stop.is_set():
