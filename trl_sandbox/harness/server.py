@@ -32,7 +32,7 @@ from .judges import judge_assert, judge_call, judge_function, judge_reference, j
 from .peer import ORIGINAL_STREAMS
 from .processes import WORKER_HOME, own_sandbox, private_home, run_in_child, spawn_worker, sweep_uid
 from .pytest_runner import judge_pytest
-from .wire import read_frame, receive, send, send_frame
+from .wire import read_frame, receive, send, send_frames
 from .zygote import start_zygote
 
 #: The judge of each request mode (see :mod:`.judges`).
@@ -195,9 +195,8 @@ def serve(conn, spawn):
                 _discard(worker)
             return
         status, records, output = _judge_request(header, request, spawn, ready)
-        send(conn, status)
-        send_frame(conn, "".join(json.dumps(r) + "\n" for r in records).encode())
-        send_frame(conn, output)
+        send_frames(conn, [json.dumps(status).encode(), "".join(json.dumps(r) + "\n" for r in records).encode(),
+                           output])
         if not ready and "error" not in status:
             try:
                 longest = max(longest, float(header["timeout_s"]))
