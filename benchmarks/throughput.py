@@ -1,14 +1,6 @@
 """Throughput: ``trl-sandbox score`` on HumanEval canonical solutions, against one ``python -c`` per completion.
 
-Each variant scores every canonical solution ``--repeat`` times; the time is the whole process's (interpreter start,
-pool creation and deletion included), and the table gives the median of ``--runs`` runs, the variants alternating.
-Latency is per completion (``duration_s`` of each result: waiting for a sandbox included). Then:
-
-- the steady state: the ceiling from its first fork on, and ``Scorer.score`` on a started pool (no interpreter
-  start, no pool creation);
-- the isolation overhead per execution: the same programs one at a time, sandboxed (the host's round trip to the
-  judge server: ``exec_s``) and by an unisolated fork of the ceiling's interpreter; p50 and p99 of the difference;
-- the start of a pool of 2 local sandboxes (``Scorer.start``).
+Variants (each scores every canonical solution ``--repeat`` times; the slow ones ``--slow-repeat`` times):
 
 - ``python -c`` per completion, two at a time: the pattern of a copied example script (no isolation at all);
 - fork per completion from one interpreter with the fork server's preloaded modules, two at a time, the program and its
@@ -17,7 +9,18 @@ Latency is per completion (``duration_s`` of each result: waiting for a sandbox 
 - ``trl-sandbox score``, local backend, fork server (the default);
 - ``trl-sandbox score``, local backend, one launcher and interpreter per execution (``fork_server: false``).
 
-    python benchmarks/throughput.py                  # about 2 minutes on 2 cores
+Tables:
+
+1. whole process: interpreter start, pool creation and deletion included; the median of ``--runs`` runs, the
+   variants alternating. Latency is per completion (``duration_s`` of each result: waiting for a sandbox included);
+2. the steady state: the ceiling from its first fork on, and ``Scorer.score`` on a started pool (no interpreter
+   start, no pool creation), in the same runs;
+3. the isolation overhead per execution: the same programs one at a time, sandboxed (the host's round trip to the
+   judge server: ``exec_s``) and by an unisolated fork of the ceiling's interpreter; p50 and p99 of the difference,
+   program by program;
+4. the start of a pool of 2 local sandboxes (``Scorer.start``), ``--start-runs`` times.
+
+    python benchmarks/throughput.py                  # about 4 minutes on 2 cores
     python benchmarks/throughput.py --repeat 5 --runs 1
 """
 
