@@ -232,7 +232,7 @@ def run_worker(cmd_r, reply_w):
             msg = receive(cmd_r)
         except BaseException:  # noqa: BLE001 - the judge went away
             os._exit(0)
-        if msg.get("q") == "cpu":  # started before its request (see server._ready_worker): that request's limit
+        if type(msg) is dict and msg.get("q") == "cpu":  # started before its request (server._ready_worker)
             _limit_cpu(msg["s"])
             continue
         try:
