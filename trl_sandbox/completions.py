@@ -4,6 +4,7 @@ function-body continuation goes into the program (:func:`continuation_code`)."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -100,6 +101,7 @@ def is_continuation(code: str) -> bool:
     return first[:1] in (" ", "\t")
 
 
+@functools.lru_cache(maxsize=4096)  # a task's prompt, once per task rather than once per completion
 def close_header(prefix: str) -> str:
     """``prefix`` with an open last header closed: a code prefix that ends in a signature without a body (an
     MBPP-style row whose prompt is ``def inc(x):``) gets a ``pass`` body at its indentation, so that a completion

@@ -44,7 +44,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -105,7 +105,7 @@ class ScoreResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (the ``trl-sandbox score`` output line)."""
-        return asdict(self)
+        return dict(self.__dict__)  # asdict's deep copy, without its cost: every field is a str, a number or None
 
 
 def reward_of(verdict: Verdict, mode: str = "pass_rate", table: dict[str, float] | None = None) -> float | None:
@@ -608,7 +608,7 @@ class _Timing:
     output: str = ""
 
     def fields(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)
 
 
 def _output_tail(result: ExecResult, key: str | None = None) -> str:

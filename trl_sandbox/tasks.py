@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import hmac
 import json
@@ -46,6 +47,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["Task", "Verdict"]
 
 
+@functools.lru_cache(maxsize=4096)  # a task's prompt: parsed once per task, not once per completion
 def _runnable_prefix(prefix: str) -> str:
     """The code prefix as the judge runs it (for the helpers the tests use): as it is when it parses, else as a
     function header with a ``pass`` body (a prefix that ends at ``def f(x):``), else nothing."""

@@ -8,6 +8,7 @@ mode (:data:`MODES`), and writes the records (see the package docstring for both
 import ctypes
 import json
 import os
+import select
 import signal
 import stat
 import struct
@@ -31,7 +32,7 @@ from .judges import judge_assert, judge_call, judge_function, judge_reference, j
 from .peer import ORIGINAL_STREAMS
 from .processes import WORKER_HOME, own_sandbox, private_home, run_in_child, spawn_worker, sweep_uid
 from .pytest_runner import judge_pytest
-from .wire import read_frame, receive, send, send_frame
+from .wire import read_frame, receive, send, send_frames
 from .zygote import start_zygote
 
 #: The judge of each request mode (see :mod:`.judges`).
@@ -74,8 +75,49 @@ def _reference_in_child(req, timeout, deadline):
     return records
 
 
-def _judge_request(header, request, spawn):
-    """One request of :func:`serve`: returns (status dict, records, worker output)."""
+def _ready_worker(ready, output_limit, timeout_s, spawn):
+    """The worker started for this request before it arrived (``ready``: :func:`serve`'s) when it still lives, has
+    this output limit and was started for a time limit at least this one's: it is told this one (``{"q": "cpu"}``,
+    its first message: it lowers its CPU-time limit to what the fork server gives a worker of ``timeout_s``); else a
+    new one from ``spawn``."""
+    if ready:
+        (limit, cpu_s), worker = ready.pop()
+        if limit == output_limit and int(timeout_s) <= int(cpu_s) and not select.select([worker.pidfd], [], [], 0)[0]:
+            try:
+                send(worker.cmd_w, {"q": "cpu", "s": timeout_s})
+                return worker
+            except OSError:
+                pass
+        _discard(worker)
+    return spawn(output_limit, timeout_s)
+
+
+def _discard(worker):
+    """End a worker that never got a request: its command pipe closed, it exits by itself (a kill could find it still
+    setting itself up under the fork server's credentials); killed if it has not within 5 s."""
+    os.close(worker.cmd_w)
+    worker.cmd_w = None
+    select.select([worker.pidfd], [], [], 5.0)
+    try:
+        worker.close()
+    except OSError:
+        pass
+
+
+def _prefork(ready, header, spawn, cpu_s):
+    """Start the worker of the next request now, between requests (its fork is then off a request's path), with the
+    last request's output limit and a time limit of ``cpu_s`` (the longest yet: the next request lowers it to its
+    own). The fork server starts it, from a process that never held a request, as it would for that request. A
+    failure is left to the next request's own start."""
+    try:
+        output_limit = int(header.get("output_limit", 1 << 20))
+        ready.append(((output_limit, cpu_s), spawn(output_limit, cpu_s)))
+    except (SpawnError, TypeError, ValueError, OSError):
+        pass
+
+
+def _judge_request(header, request, spawn, ready=()):
+    """One request of :func:`serve`: returns (status dict, records, worker output). ``ready``: see :func:`serve`."""
     start = time.monotonic()
     timeout_s = float(header["timeout_s"])
     cap = start + timeout_s
@@ -96,7 +138,7 @@ def _judge_request(header, request, spawn):
                 records.append({"done": n})
             else:
                 output_limit = int(header.get("output_limit", 1 << 20))
-                worker = spawn(output_limit, timeout_s)
+                worker = _ready_worker(ready, output_limit, timeout_s, spawn)
                 worker.cap = cap
                 worker.respawn = lambda: spawn(output_limit, max(1.0, cap - time.monotonic()))
                 n = MODES[req["mode"]](records.append, worker, req, test_timeout)
@@ -133,22 +175,34 @@ def serve(conn, spawn):
     have written, and the worker's output. ``spawn(output_limit, timeout_s)`` returns a :class:`.processes.Worker`
     started by the fork server from a process that never held a request, or raises :class:`SpawnError`. Returns at
     EOF.
+
+    Between requests, the worker of the next one is already started (:func:`_prefork`; a worker never sees more than
+    one request), so that a request waits for no fork.
     """
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _alarm)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
     ORIGINAL_STREAMS[0] = sys.stdout
     add_packages()  # for the tests' own imports (KodCode's test files import numpy, pandas...)
+    ready = []  # [((output_limit, cpu_s), worker)]: the next request's worker, started before it arrived
+    longest = 0.0  # the longest time limit of a request yet
     while True:
         try:
             header = receive(conn)
             request = read_frame(conn)
         except (WorkerDied, OSError, ValueError, struct.error):
+            for _key, worker in ready:
+                _discard(worker)
             return
-        status, records, output = _judge_request(header, request, spawn)
-        send(conn, status)
-        send_frame(conn, "".join(json.dumps(r) + "\n" for r in records).encode())
-        send_frame(conn, output)
+        status, records, output = _judge_request(header, request, spawn, ready)
+        send_frames(conn, [json.dumps(status).encode(), "".join(json.dumps(r) + "\n" for r in records).encode(),
+                           output])
+        if not ready and "error" not in status:
+            try:
+                longest = max(longest, float(header["timeout_s"]))
+            except (KeyError, TypeError, ValueError):
+                continue
+            _prefork(ready, header, spawn, longest)
 
 
 def _user(uid):

@@ -59,6 +59,14 @@ def send_frame(fd, data):
         data = data[os.write(fd, data):]
 
 
+def send_frames(fd, frames):
+    """Write each of ``frames`` (bytes) to ``fd`` as a frame, in one write where the descriptor takes it all (the
+    reader is woken once, not once per frame)."""
+    data = b"".join(struct.pack("<I", len(frame)) + frame for frame in frames)
+    while data:
+        data = data[os.write(fd, data):]
+
+
 def send(fd, obj):
     """Write the JSON-able ``obj`` to ``fd`` as one message. Returns False when it was an answer over the message
     limit, replaced by one that says so (what it carried did not cross), else True.

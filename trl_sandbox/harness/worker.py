@@ -209,6 +209,17 @@ class WorkerPeer(Peer):
         return Peer.outgoing(self, msg)
 
 
+def _limit_cpu(timeout_s):
+    """Lower this process's CPU-time limit to what the fork server gives a worker started for ``timeout_s``
+    (``_forkserver.Server._child_common``); no answer."""
+    import resource
+
+    cpu = int(float(timeout_s)) + 1
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY or cpu + 1 <= hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+
+
 def run_worker(cmd_r, reply_w):
     """The worker's main loop: answer the judge's requests (``cmd_r``: the pipe they come on, ``reply_w``: the pipe
     answers go to) until the judge goes away; never returns."""
@@ -221,6 +232,9 @@ def run_worker(cmd_r, reply_w):
             msg = receive(cmd_r)
         except BaseException:  # noqa: BLE001 - the judge went away
             os._exit(0)
+        if type(msg) is dict and msg.get("q") == "cpu":  # started before its request (server._ready_worker)
+            _limit_cpu(msg["s"])
+            continue
         try:
             peer.incoming(msg)
             reply = peer.serve(msg) if "q" in msg else {"e": {"desc": "RuntimeError: unexpected answer"}}
