@@ -95,6 +95,17 @@ def pacing_lock_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def admission_dir():
+    """The host-wide admission limit's slot files (see ``backends/_admission.py``) in a directory of the session,
+    removed at the end: a user's stay between runs, the tests leave no file behind."""
+    path = tempfile.mkdtemp(prefix="trl-sandbox-admission-")
+    os.environ["TRL_SANDBOX_ADMISSION_DIR"] = path
+    yield path
+    os.environ.pop("TRL_SANDBOX_ADMISSION_DIR", None)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def _empty_root(prefix):
     """A sandbox root the unprivileged sandbox uid can traverse (mode 0711), which must be empty at the end."""
