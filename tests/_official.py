@@ -28,3 +28,11 @@ def trl_rewards(scorer: Any, row: dict[str, Any], programs: list[str], **reward_
     reward = code_reward.bind(scorer)
     return reward(prompts=prompts, completions=[as_assistant(p) for p in programs], completion_ids=[[1]] * n,
                   log_metric=metrics.__setitem__, **columns, **reward_kwargs)
+
+
+def computing_echo(seconds: float) -> str:
+    """A stdin program that computes for ``seconds`` of its own CPU time, then echoes its input line. Limits are on
+    CPU time, which the official harnesses' wall clock measures on an idle machine; a program that sleeps is cut only by
+    the wall-clock backstop (docs/datasets.md, "Time per test")."""
+    return (f"import time\nn = input()\nt = time.process_time()\nwhile time.process_time() - t < {seconds}:\n"
+            f"    pass\nprint(n)")

@@ -111,8 +111,9 @@ def test_children_that_compute_in_parallel_count_against_the_limit(scorer):
     assert result.status == "passed", result
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 def test_a_compiled_program_is_timed_on_its_cpu_too(scorer):
+    if shutil.which("gcc") is None:  # CI installs it (.ci/toolchains): there, its absence is a failure
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("no gcc here (apt-get install gcc)")
     spin = "#include <stdio.h>\nint main(void){volatile unsigned long x=0;for(;;)x++;}\n"
     sleep = "#include <unistd.h>\nint main(void){sleep(60);return 0;}\n"
     task = Task.from_row({"task_id": "c", "inputs": ["1\n"], "outputs": ["1\n"], "language": "c"})

@@ -29,7 +29,7 @@ import os
 
 import pytest
 
-from tests._official import trl_rewards
+from tests._official import computing_echo, trl_rewards
 from tests.test_official_stdout import code_contests_row, printing
 
 
@@ -163,32 +163,25 @@ def unlimited_scorer(sandbox_root):
         yield s
 
 
-def busy_echo(seconds):
-    """An echo that computes for ``seconds`` of CPU time first: limits are on CPU time, as the official harnesses'
-    wall clock measures it on an idle machine (a program that sleeps is cut only by the wall-clock backstop)."""
-    return (f"import time\nn = input()\nt = time.process_time()\nwhile time.process_time() - t < {seconds}:\n"
-            f"    pass\nprint(n)")
-
-
 def test_item_8_codeforces_gives_python_the_statements_seconds(unlimited_scorer, sandbox_root):
     from trl_sandbox import SandboxConfig, Scorer
     from tests.test_official_stdout import codeforces_row
 
     row = {**codeforces_row([{"input": "7\n", "output": "7\n"}], problem="I"), "time_limit": 0.5}
     # piston's run: timeout --preserve-status 0.5 python3 main.py: a 1 s program is killed (exit 124 or 143: "0")
-    fast, slow = trl_rewards(unlimited_scorer, row, [busy_echo(0.05), busy_echo(1.0)])
+    fast, slow = trl_rewards(unlimited_scorer, row, [computing_echo(0.05), computing_echo(1.0)])
     assert fast == 1.0 and slow < 1.0
     # a user who wants more: sandbox_time_limit_factor=3 gives 1.5 s
     config = SandboxConfig(sandbox_pool_size=1, sandbox_time_limit_factor=3.0,
                            sandbox_backend_options={"root_dir": str(sandbox_root)})
     with Scorer.from_config(config) as scorer:
-        assert trl_rewards(scorer, row, [busy_echo(1.0)]) == [1.0]
+        assert trl_rewards(scorer, row, [computing_echo(1.0)]) == [1.0]
 
 
 def test_item_8_code_contests_keeps_the_statement_times_three(unlimited_scorer):
     # departure: code_contests' tester gives both 10 s (TestOptions.max_execution_duration) and pays them
     row = {**code_contests_row(["7\n"], ["7\n"]), "time_limit": {"seconds": 0, "nanos": 500_000_000}}
-    within, past = trl_rewards(unlimited_scorer, row, [busy_echo(1.0), busy_echo(2.0)])
+    within, past = trl_rewards(unlimited_scorer, row, [computing_echo(1.0), computing_echo(2.0)])
     assert within == 1.0 and past < 1.0
 
 

@@ -19,7 +19,7 @@ import json
 
 import pytest
 
-from tests._official import trl_rewards
+from tests._official import computing_echo, trl_rewards
 from trl_sandbox import SandboxConfig, Scorer, Task
 from trl_sandbox.formats import detect_format
 from trl_sandbox.harness.compare import JUDGES, same_output
@@ -206,21 +206,14 @@ def long_scorer(sandbox_root):
         yield s
 
 
-def computing(seconds):
-    """An echo that computes for ``seconds`` of CPU time first (limits are on CPU time: on an idle machine, the
-    official harnesses' wall clock measures the same)."""
-    return (f"import time\nn = input()\nt = time.process_time()\nwhile time.process_time() - t < {seconds}:\n"
-            f"    pass\nprint(n)")
-
-
 def test_rule_11_taco_and_apps_give_each_test_their_fixed_timeout(long_scorer):
     # TACO (metrics/testing_util.py): subprocess.run(..., timeout=TIMEOUT), TIMEOUT = 4, whatever the row's
     # time_limit says: a 1 s program passes on a "0.5 seconds" row; one that runs past 4 s times out (-1: not passed).
     taco = taco_row(["7\n"], ["7\n"], time_limit="0.5 seconds")
     # APPS (eval/testing_util.py): signal.alarm(timeout), timeout = 4, per test; APPS rows give no limit.
     apps = apps_row(["7\n"], ["7\n"])
-    taco_rewards = trl_rewards(long_scorer, taco, [computing(1), computing(30)])
-    apps_rewards = trl_rewards(long_scorer, apps, [computing(1), computing(30)])
+    taco_rewards = trl_rewards(long_scorer, taco, [computing_echo(1), computing_echo(30)])
+    apps_rewards = trl_rewards(long_scorer, apps, [computing_echo(1), computing_echo(30)])
     assert taco_rewards[0] == 1.0 and apps_rewards[0] == 1.0
     assert taco_rewards[1] <= 0.0 and apps_rewards[1] <= 0.0
 
