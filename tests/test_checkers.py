@@ -15,6 +15,7 @@ import shutil
 import pytest
 
 from trl_sandbox import SandboxConfig, Scorer, Task
+from trl_sandbox.errors import TaskFormatError
 from trl_sandbox.backends.mock import MockBackend
 from trl_sandbox.testing import run_unsandboxed
 
@@ -330,6 +331,60 @@ def test_a_compile_error_in_a_checker_is_an_invalid_task_compiled_once(judge_sco
     assert {g[0] for g in got} == {"invalid_task"} and "does not compile" in got[0][3]
     errors = [n for n in os.listdir(os.path.join(judge_cache, "judge-programs")) if n.endswith(".error")]
     assert len(errors) >= 1
+
+
+@pytest.mark.parametrize("code, message, verdict", [
+    (7, "points 0.5 Ratio: 0.5000", 0.5),  # Frontier-CS's checkers: testlib's points lead, the same number
+    (7, "points 0 answer Ratio:1 is not 10", 0.0),  # the program's text, quoted: never its score
+    (7, "points 0 answer Ratio: 5 is not 10", 0.0),  # ...nor a reason to void the task
+    (7, "points 1.0 Ratio: 1.0000", True),
+    (0, "ok Ratio: 0.25", 0.25),  # a Ratio that opens the checker's words, after testlib's prefix
+    (0, "ok answer Ratio:1 Ratio: 0.5", True),  # one that does not is not read: testlib said ok
+    (0, "ok Ratio: 5", True),  # not a fraction: not read (a program's echoed output must not void the task)
+    (7, "Ratio: 0.25 found", 0.25),  # no testlib prefix: a Ratio that opens the message
+    (7, "points 5", "invalid"),  # the checker's own number above 1 with no points_max: the task's fault
+    (3, "FAIL the answer file is wrong", "invalid"),
+])
+def test_a_score_is_read_from_the_checkers_own_words_only(code, message, verdict):
+    from trl_sandbox.harness.checkers import testlib_verdict
+
+    got = testlib_verdict(code, message)
+    if verdict is True:
+        assert got is True, got
+    elif verdict == "invalid":
+        assert "invalid" in got, got
+    else:
+        assert got.get("score") == pytest.approx(verdict) and "invalid" not in got, got
+
+
+def test_only_the_compilers_own_verdict_is_cached(tmp_path, monkeypatch):
+    """A compiler past its time or killed (a busy or out-of-memory machine) is not its verdict on the source: no
+    ``.error`` is recorded, the build raises InfrastructureError (the completion is retried, never ``invalid_task``),
+    and the next use compiles it."""
+    from trl_sandbox import judge_programs
+    from trl_sandbox.errors import InfrastructureError
+
+    spec = {"checker": "int main() { return 0; }\n", "language": "c"}
+    cache = tmp_path / "cache"
+    for name, script in (("slow", "sleep 5"), ("killed", "kill -9 $$"),
+                         ("oom", "echo 'gcc: fatal error: Killed signal terminated program cc1' >&2; exit 1")):
+        fake = tmp_path / name
+        fake.write_text(f"#!/bin/sh\n{script}\n")
+        fake.chmod(0o755)
+        monkeypatch.setitem(judge_programs.COMPILERS, "c", (str(fake), []))
+        monkeypatch.setattr(judge_programs, "COMPILE_TIMEOUT_S", 1.0)
+        monkeypatch.setattr(judge_programs, "build_key", lambda *a, **k: "key-" + name)
+        with pytest.raises(InfrastructureError, match="not recorded"):
+            judge_programs.compile_judge_program(spec, static=False, cache=cache)
+        assert not list((cache / "judge-programs").glob("*.error")), name
+    refused = tmp_path / "refuses"
+    refused.write_text("#!/bin/sh\necho 'main.c:1: error: nope' >&2\nexit 1\n")
+    refused.chmod(0o755)
+    monkeypatch.setitem(judge_programs.COMPILERS, "c", (str(refused), []))
+    monkeypatch.setattr(judge_programs, "build_key", lambda *a, **k: "key-refused")
+    with pytest.raises(TaskFormatError, match="nope"):
+        judge_programs.compile_judge_program(spec, static=False, cache=cache)
+    assert [p.name for p in (cache / "judge-programs").glob("*.error")] == ["key-refused.error"]
 
 
 # -- rows and packages as the datasets publish them, scored end to end ---------------------------------------------

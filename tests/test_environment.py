@@ -367,7 +367,7 @@ def cell(p, code):
     return json.loads(p.stdout.readline())
 
 
-def nobody():
+def nobody():  # the live processes of the sessions' accounts (each session has one: trl_sandbox.harness.accounts)
     found = []
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -376,7 +376,7 @@ def nobody():
             except OSError:
                 continue
             uid = [line for line in status.splitlines() if line.startswith("Uid:")][0].split()[1:]
-            if "65534" in uid and "\tZ" not in status.split("State:")[1].splitlines()[0]:
+            if int(uid[0]) in ACCOUNTS and "\tZ" not in status.split("State:")[1].splitlines()[0]:
                 found.append(int(name))
     return found
 
@@ -420,12 +420,13 @@ print(json.dumps(report))
 """
 
 
-def test_a_remote_session_as_root_runs_as_nobody_and_leaves_nothing_for_the_next(tmp_path):
+def test_a_remote_session_as_root_runs_as_an_account_of_its_own_and_leaves_nothing_for_the_next(tmp_path):
     """On a remote backend one sandbox serves one session after another. Run as root there (cwsandbox's
-    ``python:3.11``, Daytona with ``os_user="root"``), ``harness.py session`` runs the cells as ``nobody`` with
-    no-new-privs in a directory of its own, and removes what ``nobody`` left (processes, daemons included, and
-    files in the temporary directories): after a session that ends, and before the next one (a session whose
-    supervisor was killed). Run here the way a remote sandbox runs it, as root in the harness's directory, inside a
+    ``python:3.11``, Daytona with ``os_user="root"``), ``harness.py session`` runs the cells as an account of the
+    session's own (never ``nobody``, which other runs on the machine may share) with no-new-privs in a directory of
+    its own, and removes what that account left (processes, daemons included, and files in the temporary
+    directories): after a session that ends, and before the next one (a session whose supervisor was killed: its
+    account's claim, which no process holds any more, is swept). Run here the way a remote sandbox runs it, as root in the harness's directory, inside a
     PID and mount namespace of the test's own with fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, so that the sweep
     cannot touch this machine's."""
     import shutil
@@ -449,8 +450,10 @@ def test_a_remote_session_as_root_runs_as_nobody_and_leaves_nothing_for_the_next
         break
     if python is None:
         skip("no Python interpreter here that nobody may run")
+    from trl_sandbox.harness.accounts import ACCOUNT_BASE, ACCOUNT_SPAN
+
     driver = tmp_path / "driver.py"
-    driver.write_text(ROOT_SESSIONS)
+    driver.write_text(f"ACCOUNTS = range({ACCOUNT_BASE}, {ACCOUNT_BASE + ACCOUNT_SPAN})\n" + ROOT_SESSIONS)
     harness = tmp_path / HARNESS_NAME
     harness.write_bytes(HARNESS_FILES[HARNESS_NAME])
     script = ("set -e; mount --make-rprivate /; mount -t tmpfs tmpfs /mnt; mkdir -m 755 /mnt/work; "
@@ -463,7 +466,8 @@ def test_a_remote_session_as_root_runs_as_nobody_and_leaves_nothing_for_the_next
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["hello"] == {"ready": True, "isolated": True}
     uid, home, home_is_cwd, no_new_privs = report["left"]
-    assert uid == "65534" and home.startswith("/tmp/trl-sandbox-session-") and home_is_cwd == "True"
+    assert ACCOUNT_BASE <= int(uid) < ACCOUNT_BASE + ACCOUNT_SPAN, uid
+    assert home.startswith("/tmp/trl-sandbox-session-") and home_is_cwd == "True"
     assert no_new_privs == "1" and report["nobody_during"] == 2  # the session and its daemon
     assert report["exit"] == 0 and report["after_close"] == [[], False, False, False, False]
     assert report["after_kill"] == [True, True]  # the killed supervisor could not sweep...

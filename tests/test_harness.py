@@ -48,7 +48,10 @@ def test_printed_records_cannot_forge_a_pass_when_stdout_and_stderr_are_merged(t
     assert len(output) == 1 and '{"i": 0, "ok": true}' in output[0]["output"]  # what it printed, escaped
     assert not path.exists()  # the request file was unlinked before the code ran
     if os.geteuid() == 0:
-        assert "uid 65534" in output[0]["output"]  # root in the sandbox: the code runs as nobody
+        from trl_sandbox.harness.accounts import ACCOUNT_BASE, ACCOUNT_SPAN
+
+        uid = int(output[0]["output"].split("uid ")[1].split()[0])  # root in the sandbox: an account of the run's own
+        assert ACCOUNT_BASE <= uid < ACCOUNT_BASE + ACCOUNT_SPAN, uid
     assert not list(Path("/tmp").glob("trl-sandbox-worker-*"))
 
 

@@ -665,8 +665,13 @@ config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=5.0,
 with Scorer.from_config(config) as scorer:
     thief = scorer.score([Task.from_row(r) for r in rows], [sys.argv[2]] * len(rows))
     honest = scorer.score([Task.from_row(r) for r in rows], [r["canonical_solution"] for r in rows])
+    review = json.loads(sys.argv[3])  # tests/test_hostile_review.py's attacks, from the wheel too
+    stdio = Task.from_row(review["stdio"])
+    square = Task.from_row(review["square"])
+    attacks = scorer.score([stdio, square, square], [review["unwaited"], review["deep"], review["square_ok"]])
     print(json.dumps({"thief": [r.status for r in thief], "honest": [r.status for r in honest],
-                      "describe": scorer.pool.backend.describe()}))
+                      "review": [(r.status, r.reward, r.retries) for r in attacks],
+                      "replaced": scorer.pool.stats.replaced, "describe": scorer.pool.backend.describe()}))
 """
 
 
@@ -717,19 +722,31 @@ def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sa
         if not path.is_symlink():
             path.chmod(path.stat().st_mode | 0o555 if path.is_dir() else path.stat().st_mode | 0o444)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    proc = subprocess.run([str(python), "-c", _WHEEL_SCORE, str(sandbox_root), DATA_THIEF.format(site=site_dir)],
-                          capture_output=True, text=True, timeout=600, cwd=str(readable_tmp), env=env)
+    from test_hostile_review import DEEP_TREE, PY_UNWAITED, SQUARE_OK
+
+    review = {"stdio": {"task_id": "square-1s", "inputs": ["3\n", "5\n"], "outputs": ["9", "25"], "time_limit": 1},
+              "square": {"task_id": "square", "test_list": ["assert f(2) == 4"]},
+              "unwaited": PY_UNWAITED.format(share=1.5 / 16, wait=""), "deep": DEEP_TREE, "square_ok": SQUARE_OK}
+    proc = subprocess.run([str(python), "-c", _WHEEL_SCORE, str(sandbox_root), DATA_THIEF.format(site=site_dir),
+                           json.dumps(review)], capture_output=True, text=True, timeout=600, cwd=str(readable_tmp),
+                          env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["honest"] == ["passed"] * 6, out
     assert "passed" not in out["thief"], out
+    (unwaited, deep, honest), replaced = out["review"], out["replaced"]
+    assert unwaited[0] != "passed" and unwaited[1] is not None and unwaited[1] <= 0, out  # its children are timed
+    assert deep == ["passed", 1.0, 0] and honest == ["passed", 1.0, 0] and replaced == 0, out  # nothing spent
 
 
 # -- sandbox uids: never shared between sandboxes of different processes --------------------------------------------
 _UID_HOLDER = """
-import anyio, os, sys, uuid
+import anyio, itertools, os, sys, uuid
 sys.path.insert(0, sys.argv[3])
-uuid.uuid4 = lambda: uuid.UUID(int=0)  # every sandbox id is local-0000...: the same uid under a hash of the id
+from trl_sandbox.backends._uids import UID_SPAN
+# Every sandbox id of both processes differs (their cgroups are their own), and every one hashes to the same uid.
+_ids = itertools.count((1 if sys.argv[2] == "hog" else 2) * 1000)
+uuid.uuid4 = lambda: uuid.UUID(int=(next(_ids) * UID_SPAN) << 64)
 from trl_sandbox.backends.local import LocalBackend
 
 HOG = ("import threading, time\\n"
@@ -905,7 +922,7 @@ def test_whose_unsendable_value_it_is():
         assert type(worker.not_sent(depth, ({"k": from_program[1]},))) is ProgramValueError
         assert type(worker.not_sent(cycle, ([from_program],))) is ValueNotSent
         assert worker.value_failures == 2 and "deep" in worker.value_failure
-        worker.received([list(range(1000)) for _ in range(PROGRAM_VALUES_BUDGET // 1000 + 1)])  # more than it tracks
+        worker.received(["x" * (1 << 20) + str(i) for i in range(PROGRAM_VALUES_BUDGET >> 20)])  # more than it keeps
         assert worker.flooded and not worker.from_program
         assert type(worker.not_sent(size, ([theirs], {}))) is ProgramValueError
         assert type(worker.not_sent(cycle, ([theirs], {}))) is ValueNotSent

@@ -1,9 +1,10 @@
 """Auditing a task set before a run: ``trl-sandbox audit``.
 
 Each row is parsed (:meth:`~trl_sandbox.tasks.Task.from_row`), then its own reference solutions
-(:func:`reference_solutions`, where its dataset publishes them) and three trivial programs (:func:`trivial_programs`:
-one that does nothing, one that prints or returns a constant, and for stdin/stdout tasks one that echoes the first
-line of its input) are scored through a :class:`~trl_sandbox.scoring.Scorer`, all in one batch. Scoring a row with a
+(:func:`reference_solutions`, where its dataset publishes them) and trivial programs (:func:`trivial_programs`:
+one that does nothing, one that prints or returns a constant, for stdin/stdout tasks one that echoes the first line of
+its input, and for those with a checker or an interactor three that print a score as text: ``Ratio:1``, ``Ratio: 5``,
+``points 1``) are scored through a :class:`~trl_sandbox.scoring.Scorer`, all in one batch. Scoring a row with a
 checker self-tests the checker first (:meth:`Scorer._judge`): a checker that pays an empty output or rejects the
 jury's answer is quarantined, and every program of its row gets ``invalid_task``.
 
@@ -200,6 +201,20 @@ _STDIO_TRIVIAL: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: What a program might print to be paid by a checker that reads a score from text (testlib's ``points``, Frontier-CS's
+#: ``Ratio:``) and quotes the program's output in its message: none may earn anything, nor make the task invalid.
+_SCORE_FORGERIES = (("ratio-1", "Ratio:1"), ("ratio-5", "Ratio: 5"), ("points-1", "points 1"))
+#: A program printing one line, per language (``%s``: the line, a C string literal's contents).
+_PRINT_LINE = {
+    "python": "print(%r)\n",
+    "cpp": "#include <cstdio>\nint main() { std::puts(\"%s\"); return 0; }\n",
+    "c": "#include <stdio.h>\nint main(void) { puts(\"%s\"); return 0; }\n",
+    "java": "public class Main { public static void main(String[] a) { System.out.println(\"%s\"); } }\n",
+    "javascript": "console.log(\"%s\");\n",
+    "rust": "fn main() { println!(\"%s\"); }\n",
+}
+
+
 def _stub_names(task: Task) -> list[str]:
     """The names a function-format task's tests call, to define as stubs (builtins left alone but for the function
     under test)."""
@@ -213,7 +228,9 @@ def trivial_programs(task: Task) -> list[tuple[str, str, str]]:
 
     - stdin/stdout tasks (``stdio``), in the row's language when it names one, else Python: ``empty`` (runs and
       prints nothing), ``constant`` (prints ``0``), ``echo`` (prints the first line of its input, a common hack of
-      tasks whose answer repeats the input);
+      tasks whose answer repeats the input); with a checker or an interactor, also ``ratio-1``, ``ratio-5`` and
+      ``points-1``, which print ``Ratio:1``, ``Ratio: 5`` and ``points 1`` (a score a checker could read from text
+      it quotes);
     - function tasks (``humaneval``, ``mbpp``, ``call``, ``function``, ``pytest``): the function(s) the tests call
       defined as ``def name(*args, **kwargs)`` returning ``None`` (``empty``) or ``0`` (``constant``); a task
       whose tests name no function gets ``empty`` only (``pass``).
@@ -228,7 +245,10 @@ def trivial_programs(task: Task) -> list[tuple[str, str, str]]:
         language = task.language or "python"
         empty, constant, echo = _STDIO_TRIVIAL.get(language, _STDIO_TRIVIAL["python"])
         language = language if language in _STDIO_TRIVIAL else "python"
-        return [("empty", language, empty), ("constant", language, constant), ("echo", language, echo)]
+        programs = [("empty", language, empty), ("constant", language, constant), ("echo", language, echo)]
+        if "checker" in task.judge_spec() or task.interactor:
+            programs += [(name, language, _PRINT_LINE[language] % line) for name, line in _SCORE_FORGERIES]
+        return programs
     names = _stub_names(task)
     if not names:
         return [("empty", "python", "pass\n")]

@@ -8,7 +8,9 @@ compiler's identity and the flags (DMOJ's judge caches compiled checkers by a ha
 reason: testlib takes seconds to compile). Builds go to :func:`cache_dir` (``TRL_SANDBOX_CACHE``, else
 ``~/.cache/trl-sandbox``) under ``judge-programs/``: the first process to need a build compiles it under a file
 lock, the others (other ranks, later runs) wait for it and read it. A source that does not compile is recorded too
-(``KEY.error``), so that the task is ``invalid_task`` everywhere without compiling again.
+(``KEY.error``), so that the task is ``invalid_task`` everywhere without compiling again; only the compiler's own
+verdict is: a compiler that ran past its time or was killed (a busy or out-of-memory machine) records nothing, and
+the task is compiled again at its next use.
 
 The binary travels in each request (base64; the judge in the sandbox runs it from a sealed memory file, see
 ``trl_sandbox/harness/checkers.py``). For backends whose sandboxes run this machine's libraries (``local``) it is
@@ -31,6 +33,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigurationError, TaskFormatError
+from .errors import ConfigurationError, InfrastructureError, TaskFormatError
 
 #: The environment variable naming the cache directory (default ``~/.cache/trl-sandbox``).
 CACHE_ENV = "TRL_SANDBOX_CACHE"
@@ -54,6 +57,8 @@ COMPILERS = {
 COMPILE_TIMEOUT_S = 120.0
 #: Bytes of a compiler's message kept in an error.
 MESSAGE_LIMIT = 3000
+#: What the gcc driver says when a stage of it was killed (the OOM killer, a signal): not the compiler's verdict.
+_KILLED = re.compile(r"(Killed signal terminated program|internal compiler error: Killed|terminated by signal)")
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,8 @@ def compile_judge_program(
 
     Raises:
         TaskFormatError: the source does not compile (the compiler's message tail; recorded, never retried).
+        InfrastructureError: the compiler ran past :data:`COMPILE_TIMEOUT_S` or was killed: not its verdict on the
+            source, so nothing is recorded (the next use compiles again).
         ConfigurationError: the compiler is missing, or the cache directory cannot be written.
     """
     key = build_key(spec, static=static, testlib=testlib)
@@ -173,7 +180,8 @@ def compile_judge_program(
 
 
 def _compile(spec: Mapping[str, Any], key: str, static: bool, testlib: Any, folder: Path) -> None:
-    """Compile ``spec`` into ``folder/key`` (atomically), or write ``folder/key.error``."""
+    """Compile ``spec`` into ``folder/key`` (atomically), or write ``folder/key.error`` when the compiler rejects it.
+    Only the compiler's own verdict is recorded: a timeout or a killed compiler raises InfrastructureError."""
     compiler, flags = COMPILERS[spec["language"]]
     what = "checker" if "checker" in spec else "interactor"
     with tempfile.TemporaryDirectory(prefix="trl-build-") as work:
@@ -189,14 +197,22 @@ def _compile(spec: Mapping[str, Any], key: str, static: bool, testlib: Any, fold
             argv.append("-lm")
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=work)
-            message = (done.stderr or done.stdout or "").replace(work + "/", "")
-            failed = done.returncode != 0
         except subprocess.TimeoutExpired:
-            message, failed = f"compiling took longer than {COMPILE_TIMEOUT_S:.0f} s", True
-        if failed:
+            raise InfrastructureError(f"compiling the {what} took longer than {COMPILE_TIMEOUT_S:.0f} s (a busy "
+                                      "machine?); not recorded, it is compiled again next time") from None
+        message = (done.stderr or done.stdout or "").replace(work + "/", "")
+        if done.returncode < 0 or _KILLED.search(message):
+            raise InfrastructureError(f"the compiler of the {what} was killed ({_tail(message) or done.returncode}); "
+                                      "not recorded, it is compiled again next time")
+        if done.returncode != 0:
             _atomic_write(folder / f"{key}.error", (message.strip() or "the compiler failed")[-MESSAGE_LIMIT:].encode())
             return
         _atomic_write(folder / key, out.read_bytes(), mode=0o755)
+
+
+def _tail(message: str) -> str:
+    lines = message.strip().splitlines()
+    return lines[-1][:200] if lines else ""
 
 
 def _atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
@@ -245,7 +261,7 @@ def prepare(
         task_id, spec = item
         try:
             return task_id, compile_judge_program(spec, static=static, testlib=testlib, cache=cache)
-        except TaskFormatError as exc:
+        except (TaskFormatError, InfrastructureError) as exc:
             return task_id, str(exc)
 
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:

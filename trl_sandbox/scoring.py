@@ -488,7 +488,11 @@ class Scorer:
             payload = json.dumps({**request, "budget_s": timeout_s, **signed}).encode()
             try:
                 with anyio.fail_after(timeout_s + 30.0):
-                    return await self.pool.backend.exec(sandbox, argv, stdin=payload, timeout_s=timeout_s)
+                    result = await self.pool.backend.exec(sandbox, argv, stdin=payload, timeout_s=timeout_s)
+                if result.sandbox_spent:  # this execution's verdict stands; no later one may run there
+                    logger.info("trl-sandbox: replacing sandbox %s: %s", sandbox.id, result.sandbox_spent)
+                    lease.broken = True
+                return result
             except anyio.get_cancelled_exc_class():
                 # Cancelled (the batch deadline): the execution may still run there; replace the sandbox.
                 lease.broken = True

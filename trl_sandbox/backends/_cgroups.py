@@ -1,5 +1,8 @@
-"""Per-sandbox cgroups of the local backend (cgroup v1 ``memory`` and ``pids``, where this process may write): a cap
-on a whole execution tree's memory and process count, whatever it forks. Also what finds and removes the groups of
+"""Per-sandbox cgroups of the local backend, where this process may write: a cap on a whole execution tree's memory
+and process count (v1 ``memory`` and ``pids``) and its CPU (v1 ``cpu``: one core per sandbox, the weight of a nice-10
+process), whatever it forks; and the *worker group* ``<sandbox's group>/w`` (cgroup v2, else v1 ``cpuacct``) that
+holds each worker of the sandbox's fork server and everything it starts, whose CPU time the judge reads and whose
+processes it ends after every test (see ``trl_sandbox/harness/strays.py``). Also what finds and removes the groups of
 runs that are over (``trl-sandbox cleanup``).
 
 A sandbox's groups are ``<hierarchy>/trl-sandbox/<sandbox id>``. The cgroup file system holds no file of ours, so
@@ -11,12 +14,13 @@ it forked without ``exec`` shares the lock until it ends too). So:
 - a group whose record a process holds belongs to a live run (of any process, namespace or version that records
   owners): never selected;
 - a group whose record no process holds was left by a run that is over: :func:`find_orphans` selects it, and
-  :func:`remove_orphan` kills what still runs in it (only that run's launcher put processes there) and removes it;
+  :func:`remove_orphan` kills what still runs in it and in its subgroups (only that run's launcher put processes
+  there) and removes them;
 - a group with no record was made by a trl-sandbox that did not record owners, or by hand: whether its run lives
   cannot be told, so it is selected only on request (``older_than_s``), when it holds no process.
 
-The hierarchies searched are those mounted (:func:`hierarchies`): v1 ones with the ``memory`` or ``pids`` controller
-and v2 (unified) ones, where a ``trl-sandbox`` group holds the sandboxes' groups in one tree.
+The hierarchies searched are those mounted (:func:`hierarchies`): v1 ones with the ``memory``, ``pids``, ``cpu`` or
+``cpuacct`` controller and v2 (unified) ones, where a ``trl-sandbox`` group holds the sandboxes' groups in one tree.
 """
 
 from __future__ import annotations
@@ -40,6 +44,14 @@ logger = logging.getLogger(__name__)
 _CGROUP_V1 = Path("/sys/fs/cgroup")
 #: The group, in each hierarchy, that holds the sandboxes' groups of every run of this host.
 _PARENT = "trl-sandbox"
+#: The worker group's name, inside a sandbox's group of the accounting hierarchy.
+WORKER_GROUP = "w"
+#: CPU bandwidth of a sandbox (v1 ``cpu``): a quota of one core per period, and the scheduler's weight of one nice-10
+#: process (``sched_prio_to_weight[30]``; nice 0 weighs 1024): a sandbox yields to the trainer as its nice-10
+#: processes did before they shared a group.
+CPU_PERIOD_US = 100_000
+CPU_SHARES = 110
+_V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 #: Environment variable naming the directory of the owner records (default: see :func:`owners_dir`).
 OWNERS_ENV = "TRL_SANDBOX_CGROUP_OWNERS"
 #: Sandbox id -> the descriptor by which this process holds the sandbox's owner record.
@@ -88,34 +100,76 @@ def hierarchies(mounts: str | None = None) -> list[Path]:
         if len(fields) < 4:
             continue
         point = fields[1].replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
-        if fields[2] == "cgroup2" or (fields[2] == "cgroup" and {"memory", "pids"} & set(fields[3].split(","))):
+        if fields[2] == "cgroup2" or (fields[2] == "cgroup" and set(_V1_CONTROLLERS) & set(fields[3].split(","))):
             found[Path(point)] = None
     return list(found)
 
 
+def _v2_mounts(mounts: str | None = None) -> list[Path]:
+    """The mount points of cgroup v2 hierarchies (``/sys/fs/cgroup`` on a v2 host, ``/sys/fs/cgroup/unified`` on a
+    hybrid one)."""
+    if mounts is None:
+        try:
+            mounts = Path("/proc/self/mounts").read_text()
+        except OSError:
+            return []
+    return [Path(fields[1]) for fields in (line.split() for line in mounts.splitlines())
+            if len(fields) > 2 and fields[2] == "cgroup2"]
+
+
 class Cgroups:
-    """The cgroup v1 hierarchies this process may create groups in, and one group per sandbox in each.
+    """The cgroup hierarchies this process may create groups in, and one group per sandbox in each.
 
     Args:
-        bases: Controller name (``memory``, ``pids``) -> the hierarchy's directory; empty: no cgroups.
+        bases: Name -> the hierarchy's directory: ``memory``, ``pids``, ``cpu``, ``cpuacct`` (v1) and ``unified``
+            (v2); empty: no cgroups.
+        accounting: Which of ``bases`` holds the worker groups (``unified``, else ``cpuacct``), or None.
     """
 
-    def __init__(self, bases: dict[str, Path]) -> None:
+    def __init__(self, bases: dict[str, Path], accounting: str | None = None) -> None:
         self.bases = bases
+        self.accounting = accounting if accounting in bases else None
 
     @classmethod
     def writable(cls) -> Cgroups:
-        """The ``memory`` and ``pids`` hierarchies this process may create groups in (none where not writable)."""
-        found = {}
-        for controller in ("memory", "pids"):
+        """The hierarchies this process may create groups in (none where not writable): v1 ``memory``, ``pids``,
+        ``cpu`` (with CFS bandwidth control) and ``cpuacct``, and a v2 hierarchy; the worker groups go to the v2 one
+        (its ``cpu.stat`` and ``cgroup.procs`` read fresh through a held descriptor), else to ``cpuacct``."""
+        found: dict[str, Path] = {}
+        for controller in _V1_CONTROLLERS:
             base = _CGROUP_V1 / controller
             if (base / "cgroup.procs").exists() and os.access(base, os.W_OK):
+                if controller == "cpu" and not (base / "cpu.cfs_quota_us").exists():
+                    continue
                 found[controller] = base
-        return cls(found)
+        for base in _v2_mounts():
+            if (base / "cgroup.procs").exists() and os.access(base, os.W_OK):
+                found["unified"] = base
+                break
+        accounting = "unified" if "unified" in found else ("cpuacct" if "cpuacct" in found else None)
+        return cls(found, accounting)
+
+    def names(self) -> list[str]:
+        """What the groups do, for the backend's one-line report: the limits, and where tests are timed."""
+        names = [name for name in ("memory", "pids") if name in self.bases]
+        if "cpu" in self.bases:
+            names.append("cpu (1 core)")
+        if self.accounting is not None:
+            names.append("worker group (%s)" % ("v2" if self.accounting == "unified" else "v1 cpuacct"))
+        return names
 
     def dirs(self, sandbox_id: str) -> dict[str, Path]:
-        """The group of sandbox ``sandbox_id`` in each hierarchy, by controller."""
+        """The group of sandbox ``sandbox_id`` in each hierarchy, by name (hierarchies mounted together, as
+        ``cpu,cpuacct``, share one directory)."""
         return {name: base / _PARENT / sandbox_id for name, base in self.bases.items()}
+
+    def worker_group(self, sandbox_id: str) -> dict[str, str] | None:
+        """The fork server's description of sandbox ``sandbox_id``'s worker group: ``{"kind": "v2" | "v1",
+        "dir"}``, or None without one."""
+        if self.accounting is None:
+            return None
+        group = self.bases[self.accounting] / _PARENT / sandbox_id / WORKER_GROUP
+        return {"kind": "v2" if self.accounting == "unified" else "v1", "dir": str(group)}
 
     def procs_files(self, sandbox_id: str) -> list[str]:
         """The ``cgroup.procs`` files a process of the sandbox joins, one per group.
@@ -125,7 +179,7 @@ class Cgroups:
                 cleanup --older-than`` of a host whose runs do not share owner records): the execution never runs
                 without its caps, and the pool replaces the sandbox (not the program's fault).
         """
-        groups = self.dirs(sandbox_id).values()
+        groups = _unique(self.dirs(sandbox_id).values())
         gone = [str(g) for g in groups if not g.is_dir()]
         if gone:
             raise InfrastructureError(f"local backend: sandbox {sandbox_id}'s cgroup {gone[0]} was removed from "
@@ -134,7 +188,8 @@ class Cgroups:
 
     def create(self, sandbox_id: str, memory_bytes: int, max_processes: int) -> None:
         """Record this process as the owner of the sandbox's groups (held until :meth:`delete` or this process's
-        end), then create them: at most ``memory_bytes`` of memory, ``max_processes`` tasks.
+        end), then create them: at most ``memory_bytes`` of memory, ``max_processes`` tasks, one core of CPU (see
+        :data:`CPU_SHARES`), and the worker group.
 
         Raises:
             InfrastructureError: a group cannot be created or configured.
@@ -142,18 +197,37 @@ class Cgroups:
         if not self.bases:
             return
         groups = self.dirs(sandbox_id)
-        record = _own(sandbox_id, list(groups.values()))
+        record = _own(sandbox_id, _unique(groups.values()))
         if record is not None:
             _held[sandbox_id] = record
-        limits = {"memory": {"memory.limit_in_bytes": memory_bytes}, "pids": {"pids.max": max_processes}}
+        limits = {"memory": {"memory.limit_in_bytes": memory_bytes}, "pids": {"pids.max": max_processes},
+                  "cpu": {"cpu.cfs_period_us": CPU_PERIOD_US, "cpu.cfs_quota_us": CPU_PERIOD_US,
+                          "cpu.shares": CPU_SHARES}}
         for name, group in groups.items():
             try:
                 _make_group(group)
-                for key, value in limits[name].items():
+                for key, value in limits.get(name, {}).items():
                     (group / key).write_text(str(value))
+                if name == self.accounting:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(group / WORKER_GROUP)
             except OSError as exc:
                 self.delete(sandbox_id)
                 raise InfrastructureError(f"local backend: cannot create cgroup {group}: {exc}") from exc
+
+    def oom_kills(self, sandbox_id: str) -> int | None:
+        """How many processes the OOM killer has killed in the sandbox's memory group so far (v1
+        ``memory.oom_control``'s ``oom_kill``), or None where it cannot be read."""
+        group = self.dirs(sandbox_id).get("memory")
+        if group is None:
+            return None
+        try:
+            for line in (group / "memory.oom_control").read_text().splitlines():
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
 
     def remove_parents(self) -> None:
         """Remove the ``trl-sandbox`` groups that hold the sandboxes' groups, where empty. The kernel refuses to
@@ -166,13 +240,13 @@ class Cgroups:
                 pass
 
     def delete(self, sandbox_id: str) -> None:
-        """Remove the sandbox's groups (waiting up to 0.5 s for the processes of a killed execution to leave), then
-        its owner record. Where a group stays (a process would not leave), the record stays too, released: the
-        group is then an orphan that :func:`remove_orphan` removes."""
+        """Remove the sandbox's groups, their subgroups first (waiting up to 0.5 s for the processes of a killed
+        execution to leave), then its owner record. Where a group stays (a process would not leave), the record
+        stays too, released: the group is then an orphan that :func:`remove_orphan` removes."""
         if not self.bases:
             return
         gone = True
-        for group in dict.fromkeys(self.dirs(sandbox_id).values()):
+        for group in [g for top in _unique(self.dirs(sandbox_id).values()) for g in _tree(top)]:
             for _ in range(50):
                 try:
                     group.rmdir()
@@ -188,6 +262,26 @@ class Cgroups:
             _forget(owners_dir() / sandbox_id)
         if fd is not None:
             os.close(fd)
+
+
+def _unique(groups: Iterable[Path]) -> list[Path]:
+    """``groups`` without repeats: hierarchies mounted together (``cpu,cpuacct``) name one directory twice."""
+    seen: dict[str, Path] = {}
+    for group in groups:
+        seen.setdefault(os.path.realpath(group), group)
+    return list(seen.values())
+
+
+def _tree(group: Path) -> list[Path]:
+    """``group``'s subgroups (the worker group), deepest first, then ``group`` itself: the order they are removed in."""
+    found: list[Path] = []
+    try:
+        children = sorted(entry.path for entry in os.scandir(group) if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        children = []
+    for child in children:
+        found += _tree(Path(child))
+    return [*found, group]
 
 
 def _own(sandbox_id: str, groups: list[Path]) -> int | None:
@@ -295,6 +389,11 @@ def _members(group: Path) -> list[int]:
         return []
 
 
+def _all_members(group: Path) -> list[int]:
+    """The processes in ``group`` and its subgroups now."""
+    return [pid for g in _tree(group) for pid in _members(g)]
+
+
 def find_orphans(bases: Iterable[Path], *, skip: Callable[[str], bool] = lambda name: False,
                  older_than_s: float | None = None, now: float | None = None) -> tuple[list[Orphan], int]:
     """The sandboxes' groups under ``<base>/trl-sandbox`` of each of ``bases`` whose run is over (see the module
@@ -332,7 +431,7 @@ def find_orphans(bases: Iterable[Path], *, skip: Callable[[str], bool] = lambda 
                 pid = _read_record(fd).get("pid")
             finally:
                 os.close(fd)
-            left = len({member for g in groups for member in _members(g)})
+            left = len({member for g in groups for member in _all_members(g)})
             reason = f"its run's process {pid} is gone" + (f"; {left} process(es) of it left, to kill" if left else "")
             found.append(Orphan(sandbox_id, tuple(groups), reason, recorded=True))
             continue
@@ -342,7 +441,7 @@ def find_orphans(bases: Iterable[Path], *, skip: Callable[[str], bool] = lambda 
             age = now - min(g.stat().st_mtime for g in groups)
         except OSError:  # removed meanwhile
             continue
-        if older_than_s is None or age <= older_than_s or any(_members(g) for g in groups):
+        if older_than_s is None or age <= older_than_s or any(_all_members(g) for g in groups):
             unclaimed += 1
             continue
         found.append(Orphan(sandbox_id, tuple(groups), f"no run claims it (made by a trl-sandbox that did not record "
@@ -404,7 +503,7 @@ def remove_orphan(orphan: Orphan, wait_s: float = 10.0) -> None:
                                   "by a live process now (another cleanup?); left")
     try:
         deadline = time.monotonic() + wait_s
-        for group in orphan.groups:
+        for group in [g for top in orphan.groups for g in _tree(top)]:
             while True:
                 try:
                     group.rmdir()

@@ -10,7 +10,8 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -27,6 +28,8 @@ _HOST_GRACE_S = 2.0
 # Seconds a fork server may take to start (import and prepare) and to stop.
 _SERVER_START_S = 60.0
 _SERVER_STOP_S = 5.0
+# Seconds a killed session process has to be confirmed gone (its status written, its slot emptied).
+_KILL_CONFIRM_S = 10.0
 
 
 async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: int, scratch_limit: int) -> ExecResult:
@@ -116,6 +119,32 @@ async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: 
         timed_out=status["timed_out"],
         output_truncated=outputs["stdout"].truncated or outputs["stderr"].truncated,
     )
+
+
+async def judge_request(server: ForkServer, request: bytes, timeout_s: float, output_limit: int,
+                        oom_kills: Callable[[], int | None]) -> ExecResult:
+    """One harness request on a sandbox's judge server (:meth:`ForkServer.judge`). A judge that died while the OOM
+    killer was at work in the sandbox's memory group (``oom_kills()``: how many processes it killed there so far,
+    None where unknown) ended by the program's doing: the program filled the sandbox's memory, and the killer takes
+    the program's processes first (see ``_accounting.py``), the judge only when nothing else is left. Its result is
+    then the program's error (a crash record), never an infrastructure failure that a retry would repeat on another
+    sandbox; the sandbox is replaced (``sandbox_spent``).
+
+    Raises:
+        InfrastructureError: the judge server failed otherwise.
+    """
+    before = oom_kills()
+    started = time.monotonic()
+    try:
+        return await server.judge(request, timeout_s, output_limit)
+    except InfrastructureError as exc:
+        after = oom_kills()
+        if before is None or after is None or after <= before:
+            raise
+        crash = "the judge was killed by the out-of-memory killer after the program filled the sandbox's memory"
+        records = "".join(json.dumps(record) + "\n" for record in ({"ready": True}, {"crash": crash}))
+        return ExecResult(exit_code=128 + 9, stdout=records.encode(), stderr=str(exc).encode(),
+                          duration_s=time.monotonic() - started, sandbox_spent=f"local backend: {crash}")
 
 
 class ForkServer:
@@ -242,7 +271,18 @@ class ForkServer:
             duration_s=status["duration_s"],
             timed_out=status["timed_out"],
             output_truncated=status.get("truncated", False),
+            sandbox_spent=self._spent(status),
         )
+
+    def _spent(self, status: dict) -> str | None:
+        """The ``spent`` reason of an execution's status (see ``_forkserver.py``); from then on this server refuses
+        everything, as the fork server itself does, so that nothing more runs on the sandbox before it is replaced."""
+        spent = status.get("spent")
+        if not spent:
+            return None
+        reason = f"local backend: the sandbox is spent: {spent}"
+        self._dead = self._dead or reason
+        return reason
 
     async def _judge_send(self, data: bytes) -> None:
         view = memoryview(data)
@@ -350,6 +390,7 @@ class ForkServer:
             duration_s=result["duration_s"],
             timed_out=result["timed_out"],
             output_truncated=stdout.truncated or stderr.truncated,
+            sandbox_spent=self._spent(result),
         )
 
     async def open_process(self, request: dict) -> LocalProcess:
@@ -410,6 +451,7 @@ class LocalProcess(SandboxProcess):
         self.server, self.exec_id = server, exec_id
         self.fds = [in_w, out_r, status_r]
         self.in_w, self.out_r, self.status_r = in_w, out_r, status_r
+        self._ended: dict | None = None
 
     async def send(self, data: bytes) -> None:
         if not self.fds:
@@ -437,6 +479,24 @@ class LocalProcess(SandboxProcess):
             self.fds.remove(self.in_w)
             os.close(self.in_w)
 
+    async def _status(self) -> dict:
+        """The execution's status, once the server wrote it (it ended, everything it started is gone, its slot is
+        emptied); read once, then kept."""
+        if self._ended is None:
+            data = b""
+            while True:
+                await anyio.wait_readable(self.status_r)
+                chunk = os.read(self.status_r, 4096)
+                if not chunk:
+                    break
+                data += chunk
+            try:
+                status = json.loads(data or b"{}")
+            except ValueError:
+                status = {}
+            self._ended = status if isinstance(status, dict) else {}
+        return self._ended
+
     async def wait(self) -> int | None:
         """Wait for the end of the process and of everything it started; its exit status (``128 + N`` for signal
         ``N``; None when it was killed at its timeout).
@@ -446,14 +506,7 @@ class LocalProcess(SandboxProcess):
         """
         if self.status_r not in self.fds:
             raise InfrastructureError("local backend: the session process is closed")
-        data = b""
-        while True:
-            await anyio.wait_readable(self.status_r)
-            chunk = os.read(self.status_r, 4096)
-            if not chunk:
-                break
-            data += chunk
-        status = json.loads(data or b"{}")
+        status = await self._status()
         if "error" in status or "timed_out" not in status:
             raise InfrastructureError(f"local backend: {status.get('error', 'the process ended without a status')}")
         return status["exit_code"]
@@ -469,14 +522,31 @@ class LocalProcess(SandboxProcess):
                     pass
 
     async def kill(self, *, wait_s: float = 0.0) -> None:
-        """Ask the fork server to kill the process's PID namespace (at once: ``wait_s`` is not needed here), and
-        close our descriptors."""
+        """Ask the fork server to kill the process's PID namespace (at once: ``wait_s`` is not needed here), wait
+        for its status (written once its slot is emptied: the sandbox's scratch is then empty and its space back),
+        and close our descriptors.
+
+        Raises:
+            InfrastructureError: no status came within :data:`_KILL_CONFIRM_S` seconds, or it says the sandbox is
+                spent (its slot could not be emptied, its space did not come back): the sandbox must not be lent to
+                another session.
+        """
         if not self.fds:
             return
         await self.terminate()
-        fds, self.fds = self.fds, []
-        for fd in fds:
-            os.close(fd)
+        status: dict = {}
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_KILL_CONFIRM_S):
+                status = await self._status()
+        finally:
+            fds, self.fds = self.fds, []
+            for fd in fds:
+                os.close(fd)
+        if "error" not in status and "timed_out" not in status:
+            raise InfrastructureError("local backend: the end of a session process could not be confirmed")
+        spent = self.server._spent(status)
+        if spent:
+            raise InfrastructureError(spent)
 
 
 def frame(data: bytes) -> bytes:

@@ -35,12 +35,16 @@ Protocol on the control socket (``SOCK_SEQPACKET``, one message per datagram):
 - server -> host once: ``{"ready": true}`` or ``{"error": message}``;
 - host -> server: ``{"id", "argv", "timeout_s"}`` with four descriptors attached (stdin, stdout,
   stderr, status); ``{"cancel": id}`` kills a running execution;
-- the status descriptor receives one JSON object when the execution has ended and everything it started is gone:
-  ``{"exit_code", "timed_out", "duration_s"}`` or ``{"error": setup failure}``. EOF on the control socket (the host
+- the status descriptor receives one JSON object when the execution has ended, everything it started is gone and its
+  slot is emptied: ``{"exit_code", "timed_out", "duration_s", "spent"?}`` (``spent``: why the sandbox must be
+  replaced now) or ``{"error": setup failure}``. EOF on the control socket (the host
   closed it or died) kills every process of the sandbox and ends the server.
 
-The judge asks for workers on its own ``SOCK_SEQPACKET`` socket: ``{"cpu_s"}`` with three descriptors (command
-pipe, reply pipe, output pipe); the answer is ``{"pid"}`` with the worker's pidfd, or ``{"error"}``.
+The judge asks for workers, and releases them, on its own socket (see ``_spawner.py``). Each worker joins the
+sandbox's worker group, and every execution gets the OOM score that makes it the OOM killer's first choice (see
+``_accounting.py``). An execution's files never end the server: its slot is emptied without recursion or paths
+(``_slots.py``), and any error while serving makes the sandbox *spent* instead (every later request refused; the
+answer of the execution that spent it, and its status, say so).
 """
 
 import ctypes
@@ -55,13 +59,15 @@ import resource
 import select
 import signal
 import socket
-import stat
 import sys
 import time
 import types
 
+import _accounting
 import _landlock
 import _seccomp
+import _slots
+import _spawner
 
 CLONE_NEWPID = 0x20000000
 PR_SET_DUMPABLE = 4
@@ -72,6 +78,8 @@ MS_NODEV = 4
 _CAPSET = {"x86_64": 126, "aarch64": 91}
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 SLOTS = 4
+#: Seconds the server waits for a worker its judge released (killed: it ends at once) before it gives up on it.
+_RELEASE_WAIT_S = 10.0
 
 # Imported once here so that executions find them loaded: code importing them pays nothing.
 PRELOAD = (
@@ -102,24 +110,6 @@ def _close_all_but(keep):
     os.closerange(low, 1 << 20)
 
 
-def _empty(path):
-    """Remove everything under ``path`` (even what an execution made unwritable), keeping ``path`` itself."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                os.chmod(entry.path, stat.S_IRWXU)
-                _empty(entry.path)
-                os.rmdir(entry.path)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            pass
-
-
 def _import_harness(path):
     """The harness package from its directory ``path`` (``trl_sandbox/harness``), under the name it has in the
     archive the sandboxes get, with every module the server uses loaded now: Landlock closes ``path`` to this process
@@ -131,7 +121,7 @@ def _import_harness(path):
     sys.modules[name] = package
     spec.loader.exec_module(package)
     modules = {m: importlib.import_module("%s.%s" % (name, m)) for m in ("server", "session", "processes", "worker",
-                                                                                   "cputime")}
+                                                                                   "cputime", "strays")}
     return types.SimpleNamespace(**modules)
 
 
@@ -171,6 +161,7 @@ class Server:
             except ImportError:
                 pass
         self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        self.oom = _accounting.OomScores()  # the OOM killer takes executions first, this server and the judge last
         self.devnull = os.open(os.devnull, os.O_RDWR)
         runs = cfg["runs"]
         options = "size=%d,nr_inodes=%d,mode=0711" % (cfg["scratch_size"], cfg.get("scratch_inodes", 4096) + SLOTS + 1)
@@ -215,6 +206,7 @@ class Server:
                     landlock["ro"], [slot], landlock["dev"], abi=landlock["abi"], list_only=landlock.get("ls", ()))
         #: Why this sandbox must not run anything any more (a slot that could not be emptied), or None.
         self.spent = None
+        self.group = _accounting.open_worker_group(cfg.get("worker_group"))
         self._restrict()
         self.judge_pid = self._start_judge(judge_end)
         judge_end.close()
@@ -231,8 +223,11 @@ class Server:
         landlock = cfg.get("landlock")
         if landlock:
             # /proc read too: the judge's and this server's, never an execution's (its slot's domain lacks it): the
-            # workers' CPU time (see _start_worker).
-            ruleset = _landlock.create_ruleset([*landlock["ro"], "/proc"], [*self.slots, self.judge_slot],
+            # workers' CPU time (see _start_worker); and a v1 worker group's directory (its process list).
+            readable = [*landlock["ro"], "/proc"]
+            if self.group is not None and self.group["kind"] == "v1":
+                readable.append(self.group["dir"])
+            ruleset = _landlock.create_ruleset(readable, [*self.slots, self.judge_slot],
                                                landlock["dev"], abi=landlock["abi"], list_only=landlock.get("ls", ()))
             try:
                 _landlock.restrict_self(ruleset, libc)
@@ -284,7 +279,7 @@ class Server:
         if self.libc.setns(self.pidns, CLONE_NEWPID) != 0 or self.libc.unshare(CLONE_NEWPID) != 0:
             raise OSError(ctypes.get_errno(), "a new PID namespace was refused")
         random.seed()  # each execution starts from its own seed, as a fresh interpreter would
-        pid = self.fork()
+        pid = self.oom.fork(self.fork)  # the child inherits the score this server has at the fork
         if pid < 0:
             raise OSError(ctypes.get_errno(), "fork failed")
         return pid
@@ -299,6 +294,11 @@ class Server:
             os.dup2(self.devnull, 0)
             os.dup2(self.devnull, 1)
             keep = {self.host_judge_fd, judge_end.fileno()}
+            group = None
+            if self.group is not None:  # what the judge reads of the worker group (never the join descriptor)
+                procs = self.group.get("procs", os.path.join(self.group["dir"], "cgroup.procs"))
+                keep |= {self.group["usage"], *([procs] if isinstance(procs, int) else [])}
+                group = self.harness.strays.WorkerGroup(self.group["kind"], self.group["usage"], procs)
             _close_all_but(keep)
             os.chdir(self.cfg["runs"])
             self._drop_privileges()
@@ -312,7 +312,7 @@ class Server:
             import tempfile
 
             tempfile.tempdir = self.judge_slot
-            spawn = _Spawner(judge_end, self.harness)
+            spawn = _spawner.Spawner(judge_end, self.harness, group)
             self.harness.server.serve(self.host_judge_fd, spawn)
         except BaseException as exc:  # noqa: BLE001
             try:
@@ -340,21 +340,34 @@ class Server:
             # Reap first: a finished worker's slot is then free for a request in the same batch.
             for fd, _mask in events:
                 if fd in self.running:
-                    self._reap(fd)
+                    self._guarded(self._reap, fd)
             for fd, _mask in events:
                 if fd == self.ctrl.fileno():
-                    if not self._on_host():
+                    if not self._guarded(self._on_host, default=True):
                         self._shutdown()
                         return
                 elif fd == self.judge_sock.fileno():
-                    self._on_judge()
+                    self._guarded(self._on_judge)
                 elif fd == judge_pidfd:
                     poller.unregister(judge_pidfd)
                     os.waitpid(self.judge_pid, 0)  # the host sees its socket close and replaces the sandbox
             now = time.monotonic()
-            for run in self.running.values():
+            for run in list(self.running.values()):
                 if run["deadline"] and not run["killed"] and now >= run["deadline"]:
                     self._kill(run, timed_out=True)
+
+    def _guarded(self, handler, *args, default=None):
+        """``handler(*args)``; nothing an execution left may end this server: an error spends the sandbox instead
+        (every later request refused, the host replaces it), said on stderr (the sandbox's log)."""
+        try:
+            return handler(*args)
+        except Exception as exc:  # noqa: BLE001
+            self.spent = self.spent or "the fork server failed: %s: %s" % (type(exc).__name__, exc)
+            try:
+                os.write(2, ("trl-sandbox fork server: %s\n" % self.spent).encode())
+            except OSError:
+                pass
+            return default
 
     def _on_host(self):
         try:
@@ -390,6 +403,14 @@ class Server:
             data, fds, _flags, _addr = socket.recv_fds(self.judge_sock, 4096, 4)
         except OSError:
             return
+        if data and not fds:
+            try:
+                released = json.loads(data).get("released")
+            except (ValueError, AttributeError):
+                released = None
+            if isinstance(released, int):
+                self._release(released)
+                return
         if not data or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
@@ -423,7 +444,7 @@ class Server:
 
     def _refuse(self, start, fds):
         """Answer a request with this sandbox's reason to run nothing more (the host then replaces the sandbox)."""
-        error = "the sandbox's scratch space could not be restored (%s): it must be replaced" % self.spent
+        error = "the sandbox is spent (%s): it must be replaced" % self.spent
         if start == self._start_worker:
             for fd in fds:
                 os.close(fd)
@@ -474,6 +495,13 @@ class Server:
         for fd in fds:
             os.close(fd)
         run = self._track(pid, slot)
+        if self.group is not None:  # into the worker group before the judge hears of it (see harness/strays.py)
+            try:
+                os.write(self.group["join"], str(pid).encode())
+            except OSError as exc:
+                self._kill(run, timed_out=False)
+                self._answer_judge({"error": "cannot put the worker in its cgroup: %s" % exc})
+                return
         judge_fds = [os.dup(run["pidfd"]), self.harness.cputime.open_stat(pid, run["pidfd"])]  # its CPU time (tests'
         try:  # limits): the judge's /proc is the host's, where the worker's pid is another
             self._answer_judge({"pid": pid}, [fd for fd in judge_fds if fd is not None])
@@ -528,6 +556,18 @@ class Server:
         except ProcessLookupError:
             pass
 
+    def _release(self, pid):
+        """The judge is done with its worker ``pid`` (it saw it end): reap it now, if not yet, emptying its slot, and
+        answer whether the sandbox is spent (see ``_spawner.py``)."""
+        for pidfd, run in list(self.running.items()):
+            if run["pid"] == pid:
+                select.select([pidfd], [], [], _RELEASE_WAIT_S)  # the judge saw it end: at once, unless it lied
+                if select.select([pidfd], [], [], 0)[0]:
+                    self._guarded(self._reap, pidfd)
+                else:
+                    self.spent = self.spent or "a worker did not end when its judge killed it"
+        self._answer_judge({"spent": self.spent})
+
     def _reap(self, pidfd):
         run = self.running.pop(pidfd)
         if run["id"] is not None:
@@ -536,12 +576,12 @@ class Server:
         _, code = os.waitpid(run["pid"], 0)
         duration = time.monotonic() - run["start"]
         os.close(pidfd)
-        _empty(run["slot"])
         try:
+            problem = _slots.empty(run["slot"])
             os.chmod(run["slot"], 0o700)
-        except OSError:
-            pass
-        self._check_slots(run["slot"])
+        except OSError as exc:
+            problem = "it could not be restored (%s)" % (exc.strerror,)
+        self._check_slots(run["slot"], problem)
         if run["slot"] == self.worker_slot:
             self.worker_free = True
         else:
@@ -551,20 +591,14 @@ class Server:
         if self.pending:
             self._start_pending()
 
-    def _check_slots(self, reaped):
-        """Before a slot is used again: the slot just emptied and every idle slot must be empty; else the sandbox is
-        spent (:meth:`_start_pending` then refuses every request, and the host replaces the sandbox)."""
-        busy = {run["slot"] for run in self.running.values()}
-        for slot in self.slots:
-            if slot != reaped and slot in busy:
-                continue
-            try:
-                left = os.listdir(slot)
-            except OSError as exc:
-                left = ["(%s)" % exc]
-            if left:
-                self.spent = "%s holds %s" % (os.path.basename(slot), ", ".join(sorted(left)[:3]))
-                return
+    def _check_slots(self, reaped, problem=None):
+        """Before a slot is used again: the slot just emptied (``problem``: why it could not be) and every idle slot
+        must be empty, the space back when nothing runs (``_slots.leftover``); else the sandbox is spent."""
+        if not self.spent and problem is not None:
+            self.spent = "%s: %s" % (os.path.basename(reaped), problem)
+        if not self.spent:
+            busy = {run["slot"] for run in self.running.values()} - {reaped}
+            self.spent = _slots.leftover(self.slots, busy, self.cfg["runs"], idle=not self.running)
 
     def _report(self, run, code, duration):
         os.set_blocking(run["setup"], False)
@@ -582,6 +616,8 @@ class Server:
                 "timed_out": run["timed_out"],
                 "duration_s": duration,
             }
+            if self.spent:
+                status["spent"] = self.spent
         try:
             _write_all(run["status"], json.dumps(status).encode())
         except OSError:
@@ -597,41 +633,6 @@ class Server:
             self._kill(run, timed_out=False)
         for run in list(self.running.values()):
             os.waitpid(run["pid"], 0)
-
-
-class _Spawner:
-    """In the judge server: asks the fork server for a worker (see the module docstring)."""
-
-    def __init__(self, sock, harness):
-        self.sock, self.harness = sock, harness
-
-    def __call__(self, output_limit, timeout_s):
-        h = self.harness
-        cmd_r, cmd_w = os.pipe()
-        reply_r, reply_w = os.pipe()
-        out_r, out_w = os.pipe()
-        try:
-            socket.send_fds(self.sock, [json.dumps({"cpu_s": timeout_s}).encode()], [cmd_r, reply_w, out_w])
-            data, fds, _flags, _addr = socket.recv_fds(self.sock, 4096, 2)
-        except OSError as exc:
-            for fd in (cmd_w, reply_r, out_r):
-                os.close(fd)
-            raise h.server.SpawnError("the fork server is gone: %s" % exc)
-        finally:
-            for fd in (cmd_r, reply_w, out_w):
-                os.close(fd)
-        try:
-            msg = json.loads(data)
-        except ValueError:
-            msg = {"error": "no answer"}
-        if "error" in msg or len(fds) not in (1, 2):
-            for fd in (cmd_w, reply_r, out_r, *fds):
-                os.close(fd)
-            raise h.server.SpawnError(msg.get("error", "no pidfd"))
-        output = h.processes.WorkerOutput(out_r, output_limit)
-        worker = h.processes.Worker(msg["pid"], cmd_w, reply_r, pidfd=fds[0], output=output)
-        worker.cpu = h.cputime.CpuReader(fds[1] if len(fds) == 2 else None)
-        return worker
 
 
 def main(cfg, libc):

@@ -120,7 +120,9 @@ def layer_names(*, server: bool, namespaces: bool, is_root: bool, landlock_abi: 
         "packages " + (", ".join(packages) or "none (standard library only)"),
         "empty env",
         "nice 10",
-        "tests timed on CPU (3x wall backstop)", "wall-clock kill",
+        ("tests timed on the CPU of every process the program starts (worker group), its leftovers ended after each "
+         "test" if any(name.startswith("worker group") for name in cgroups) else
+         "tests timed on CPU (the worker and what it waited for)") + " (3x wall backstop)", "wall-clock kill",
         f"output cap {output_bytes} B",
     ]
     return layers

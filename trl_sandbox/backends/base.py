@@ -70,6 +70,9 @@ class ExecResult:
         duration_s: Wall-clock run time of the command, in seconds.
         timed_out: True when the command ran past its wall-clock timeout and was killed (with all its processes).
         output_truncated: True when stdout or stderr went past the output cap and was cut.
+        sandbox_spent: Why the sandbox must not run anything more after this command (it left what cannot be
+            removed: a slot the local backend could not empty, scratch space that did not come back), else None. The
+            result itself stands; the pool replaces the sandbox before it lends it again.
     """
 
     exit_code: int | None
@@ -78,6 +81,7 @@ class ExecResult:
     duration_s: float
     timed_out: bool = False
     output_truncated: bool = False
+    sandbox_spent: str | None = None
 
 
 class SandboxProcess(abc.ABC):

@@ -31,7 +31,7 @@ from ..harness.archive import HARNESS_FILES, HARNESS_NAME
 from . import _cgroups, _landlock, _seccomp, _uids
 from ._admission import HostAdmission, admission_dir
 from ._cgroups import Cgroups
-from ._executions import LAUNCHER, run_launcher
+from ._executions import LAUNCHER, judge_request, run_launcher
 from ._host import enter_root, leave_host, processes_of, release_host, rmtree
 from ._judge_packages import JUDGE_PATH_ENV, copy_judge_packages
 from ._layers import PATHS_PROBE, PROBE, layer_names, missing_layers, probe_problems, require_layers
@@ -274,7 +274,7 @@ class LocalBackend(Backend):
             await self._start_fork_servers()
         self._layers = layer_names(
             server=self._use_server, namespaces=self._namespaces, is_root=self._is_root, landlock_abi=self._landlock_abi,
-            seccomp=self._seccomp, cgroups=sorted(self._cgroups.bases), memory_bytes=self.memory_limit_bytes,
+            seccomp=self._seccomp, cgroups=self._cgroups.names(), memory_bytes=self.memory_limit_bytes,
             max_processes=self.max_processes, scratch_bytes=self.scratch_limit_bytes,
             output_bytes=self.output_limit_bytes, packages=self._reads.offered)
         self._started = True
@@ -434,6 +434,7 @@ class LocalBackend(Backend):
             "seccomp": self._seccomp,
             "env": self._env(),
             "rlimits": rlimits,
+            "worker_group": self._cgroups.worker_group(sandbox.id),
         }
         if self._landlock_abi:
             server["landlock"] = self._reads.landlock(self._landlock_abi, sandbox.workdir, _DEVICES)
@@ -523,7 +524,8 @@ class LocalBackend(Backend):
         server = await self._servers.current(sandbox)
         if server is not None:
             if harness and sandbox.id in self._harness_ok:
-                return await server.judge(stdin, timeout_s, self.output_limit_bytes)
+                return await judge_request(server, stdin, timeout_s, self.output_limit_bytes,
+                                           lambda: self._cgroups.oom_kills(sandbox.id))
             request = {"argv": list(argv), "timeout_s": timeout_s}
             return await server.exec(request, stdin, timeout_s, self.output_limit_bytes)
         runs = Path(sandbox.data) / "runs"

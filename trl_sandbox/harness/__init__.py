@@ -72,7 +72,9 @@ Remote sandboxes: where their exec API has no stdin, the backend uploads the req
 ``.trl-sandbox-stdin-*`` and redirects it; the judge unlinks it and checks that no name is left before it forks
 anything (else it fails closed with the ``infra`` record), then becomes non-dumpable and a child subreaper. The worker
 gets no-new-privs (``sudo`` cannot make it root), a fixed environment (none of the service's variables) and, when the
-harness runs as root, runs as ``nobody``. At the end (or on SIGTERM) the judge stops then kills every process the
-program started, and as root every process of ``nobody``: nothing of one completion runs when the next request
-arrives. :mod:`.server` (``main``) gives the order of these steps.
+harness runs as root, runs as an account of the run's own (:mod:`.accounts`) and, where the kernel allows, as PID 1
+of a PID namespace of its own. At the end (or on SIGTERM) the judge stops then kills every process the program
+started, and as root every process of that account: nothing of one completion runs when the next request arrives, and
+nothing of another run sharing the kernel is touched. :mod:`.strays` ends, after every test, what the program left
+running (and, on the local backend, times it). :mod:`.server` (``main``) gives the order of these steps.
 """

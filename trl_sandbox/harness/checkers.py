@@ -4,7 +4,8 @@ Three conventions:
 
 - testlib's ``checker input output answer`` (``registerTestlibCmd``; the codes of testlib.h's ``TResult``): exit 0
   accepts; 1 (wrong answer), 2 (presentation error), 4 (extra output) and 8 (unexpected end of the output) reject;
-  7 gives points (``quitp``: ``points X`` leads its message, or, Frontier-CS's form, a ``Ratio: X`` line); 3
+  7 gives points (``quitp``: ``points X`` leads its message; where there is none, a ``Ratio: X`` that opens it,
+  Frontier-CS's form: see :func:`testlib_verdict`); 3
   (``_fail``) means the checker found the jury's data wrong: the task's fault, never the program's. Its message
   goes to stderr (DMOJ's judge reads ``points X`` there too);
 - Kattis' output validators (problemtools' ``default_validator`` convention, ``doc/output_validators``):
@@ -32,8 +33,8 @@ import stat
 import sys
 import time
 
-from .base import NOBODY, PR_SET_DUMPABLE, Timeout, _type, compiled, short_repr
-from .processes import sweep_uid
+from .base import PR_SET_DUMPABLE, Timeout, _type, compiled, short_repr
+from .accounts import sweep_program
 from .wire import close_fds_except, read_up_to, write_all
 
 #: The names of a checker's three files, by convention: testlib's ``checker input output answer`` and open-r1's
@@ -258,8 +259,22 @@ class _ProgramGone(io.RawIOBase):
 #: testlib's exit codes (testlib.h ``TResult``, ``_pc(n)`` aside) and what each means here.
 TESTLIB_CODES = {0: "ok", 1: "wrong answer", 2: "presentation error", 3: "fail", 4: "extra output", 7: "points",
                  8: "unexpected end of output"}
-_POINTS = re.compile(r"^\s*points\s+([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", re.I)
-_RATIO = re.compile(r"Ratio(?:Unbounded)?:\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+#: testlib's own result prefix (``InStream::quit``): ``points X`` for ``quitp`` (X its own number), ``ok`` for
+#: ``quitf(_ok)``; the checker's message comes after it, and may quote the program's tokens.
+_POINTS = re.compile(r"\s*points\s+" + _NUMBER, re.I)
+_PREFIX = re.compile(r"\s*(?:points\s+" + _NUMBER + r"|ok)(?:\s+|$)", re.I)
+_RATIO = re.compile(r"Ratio(?:Unbounded)?:\s*" + _NUMBER)
+
+
+def leading_ratio(message):
+    """The ``Ratio: X`` (Frontier-CS's partial score) that opens the checker's own message, right after testlib's
+    result prefix (``ok``, ``points X``), as a string; else None. A ``Ratio:`` anywhere else is not read: a message
+    that quotes the program's output (``quitp(s, "answer %s", got)``) has it after the checker's own words, and a
+    program that prints ``Ratio:1`` must not be paid by it."""
+    prefix = _PREFIX.match(message)
+    found = _RATIO.match(message, prefix.end() if prefix else len(message) - len(message.lstrip()))
+    return found.group(1) if found else None
 
 
 def score_fraction(value, points_max=None):
@@ -282,19 +297,24 @@ def score_fraction(value, points_max=None):
 def testlib_verdict(code, message, points_max=None, what="checker"):
     """The verdict of a testlib checker or interactor from its exit code and message (stdout and stderr): True
     (``_ok``, or points that are full marks), ``{"ok": False, "error", "score"?}`` (rejected; with partial points, the
-    fraction in ``score``), or ``{"ok": False, "invalid"}`` (``_fail``, or an exit code testlib never gives). Points
-    come from a ``Ratio: X`` line (Frontier-CS's checkers print one) else the ``points X`` that leads testlib's
-    message (exit 7)."""
+    fraction in ``score``), or ``{"ok": False, "invalid"}`` (``_fail``, or an exit code testlib never gives).
+
+    The score of exit code 7 is testlib's own ``points X``, which leads its message (``quitp``; DMOJ reads it so);
+    a ``Ratio: X`` (Frontier-CS's checkers print one; its judge reads it) only where there is none, and only where it
+    opens the checker's words (:func:`leading_ratio`): never from text the program could have written into the
+    message. Only the checker's own number can make the task invalid (points above 1 with no ``points_max`` stated);
+    a ``Ratio`` that is not a fraction is not read (a program that prints ``Ratio: 5`` cannot void the task)."""
     tail = short_repr(message.strip()[-300:])
-    ratios = _RATIO.findall(message)  # the checker's own last word (a message may quote the program's output)
-    ratio = ratios[-1] if ratios else None
+    ratio = leading_ratio(message)
+    if ratio is not None and score_fraction(ratio, points_max) is None:
+        ratio = None
     if code == 0 and ratio is None:
         return True
     if code == 3:
         return {"ok": False, "invalid": "the %s failed (testlib _fail, exit code 3): %s" % (what, tail)}
     if code in (0, 7):
-        points = _POINTS.search(message)
-        found = ratio if ratio is not None else (points.group(1) if points else None)
+        points = _POINTS.match(message) if code == 7 else None
+        found = points.group(1) if points else ratio
         score = score_fraction(found, points_max) if found is not None else None
         if score is None:
             return {"ok": False, "invalid": "the %s gave points it did not state (exit code %d): %s"
@@ -329,7 +349,7 @@ def kattis_verdict(code, feedback, points_max=None, what="output validator"):
 def feedback_dir():
     """A fresh directory for a Kattis validator's ``feedback_dir`` (``mkdtemp``: mode 0700, a name no one can know
     before) in the judge's temporary directory, where the program cannot write (the local backend's judge has a
-    directory of its own; a remote sandbox's program runs as ``nobody``)."""
+    directory of its own; a remote sandbox's program runs as an account of its own, see :mod:`.accounts`)."""
     import tempfile
 
     return tempfile.mkdtemp(prefix="trl-feedback-")
@@ -411,8 +431,7 @@ def run_checker(compare, input_text, output, answer, worker):
                 raise
             # The process limit, filled by what the program left running (its output is final): end it, once.
             worker.kill()
-            if os.geteuid() == 0:
-                sweep_uid(NOBODY)
+            sweep_program()
             try:
                 pid = start_judge_program(compare, paths, fds, seconds, files=opened, name="checker")
             except OSError as again:

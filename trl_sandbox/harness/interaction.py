@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 
-from .base import NOBODY, Timeout, WorkerDied, _type, describe
+from .base import Timeout, WorkerDied, _type, describe
 from .checkers import (
     _STARTED,
     CHECKER_TIMEOUT_S,
@@ -45,7 +45,7 @@ from .checkers import (
     testlib_verdict,
 )
 from .cputime import WALL_FACTOR
-from .processes import sweep_uid
+from .accounts import PROGRAM_UID, sweep_program
 from .wire import read_up_to
 
 #: CPU seconds of the interactor per test: the most of 4 × the test's limit (Frontier-CS's interactor limit) and
@@ -131,7 +131,7 @@ def _open_pipes(home):
     dir_fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     opened = []
     try:
-        if os.fstat(dir_fd).st_uid not in (os.geteuid(), NOBODY):
+        if os.fstat(dir_fd).st_uid not in (os.geteuid(), PROGRAM_UID[0]):
             raise OSError("the interaction's directory is not the worker's")
         opened.append(_open_fifo("from_program", os.O_RDONLY, dir_fd))
         opened.append(_open_fifo("to_program", os.O_WRONLY, dir_fd))
@@ -151,10 +151,10 @@ def _open_pipes(home):
 
 def _leftovers_gone(worker):
     """End what the program may have left holding its end of the pipes (a descriptor it duplicated, a process it
-    detached): the worker, and with it its PID namespace (local backend); as root, every process of ``nobody``."""
+    detached): the worker, and with it its PID namespace (local backend; remote as root where the kernel allows);
+    as root, every process of this run's account."""
     worker.kill()
-    if os.geteuid() == 0:
-        sweep_uid(NOBODY)
+    sweep_program()
 
 
 #: Seconds the interactor gets to end by itself once the program's run ended, before the program's leftovers are

@@ -135,8 +135,9 @@ BUILTIN_NAMES = frozenset(builtins.__dict__)
 
 
 def _run_tests(emit, worker, req, timeout, run_test):
-    """Run ``run_test(i, test)`` for each test with its own limit (``timeout`` seconds of the worker's CPU time, see
-    :meth:`.processes.Worker.time_test`) and emit its record; stop at the first timeout,
+    """Run ``run_test(i, test)`` for each test with its own limit (``timeout`` seconds of the CPU time of the worker
+    and of every process the program started, see :meth:`.processes.Worker.time_test`), end what the program left
+    running (:meth:`.processes.Worker.end_strays`) and emit its record; stop at the first timeout,
     crash or value of the tests' own that cannot cross (:class:`.base.ValueNotSent`: the run is ``unserializable``),
     and at the first failure when ``stop_on_failure``. A value of the program's that cannot cross
     (:class:`.base.ProgramValueError`) fails its test, even when the test's code caught it."""
@@ -161,6 +162,7 @@ def _run_tests(emit, worker, req, timeout, run_test):
             record = {"i": i, "ok": False, "error": describe(exc)}
         if record.get("ok") and worker.value_failures != failures:  # the test's code caught it (except BaseException)
             record = {"i": i, "ok": False, "error": describe(ProgramValueError(worker.value_failure))}
+        worker.end_strays()  # what the program left running computes for no later test (see .strays)
         emit(record)
         if stop_on_failure and not record.get("ok"):
             break

@@ -19,10 +19,11 @@ _SENT_CONTAINERS = frozenset({list, tuple, set, frozenset, collections.deque, di
                               type({}.items())})
 #: What :meth:`Worker.received` never notes: shared or small objects.
 _NUMBERS = frozenset({int, float, bool, complex, type(None)})
-#: How much of what the program sent the judge keeps track of (items of containers, and 256 bytes of a string each
-#: count one): past it, every value of the tests that cannot cross is presumed to hold the program's (see
-#: :meth:`Worker.not_sent`), and what was tracked is let go (the judge's memory stays bounded).
-PROGRAM_VALUES_BUDGET = 2 << 20
+#: How much of what the program sent the judge keeps track of, in bytes (about: a string's or a large integer's own,
+#: eight per item of a container, an array's buffer): past it, every value of the tests that cannot cross is presumed
+#: to hold the program's (see :meth:`Worker.not_sent`), and what was tracked is let go (the judge's memory stays
+#: bounded whatever the program sends).
+PROGRAM_VALUES_BUDGET = 64 << 20
 
 
 def _items_of(obj):
@@ -41,13 +42,14 @@ def _items_of(obj):
 
 class ProgramValues:
     """The judge's record of the program's values (a mixin of :class:`.processes.Worker`, which sets
-    ``from_program = {}``, ``program_items = 0`` and ``flooded = False``)."""
+    ``from_program = {}``, ``program_bytes = 0`` and ``flooded = False``)."""
 
     def received(self, value):
         """Note ``value``, just decoded from the worker (an answer, an argument of a callback, an exception's
         arguments, the program's names), or a test object a call changed: it, and every container and string in it
         (and a large integer, but among other plain numbers), by identity (see :meth:`not_sent`). Past
-        :data:`PROGRAM_VALUES_BUDGET`, the judge stops tracking and presumes the program's data everywhere."""
+        :data:`PROGRAM_VALUES_BUDGET` bytes, the judge stops tracking (and lets go of what it kept) and presumes the
+        program's data everywhere."""
         if self.flooded:
             return
         tracked = self.from_program
@@ -60,31 +62,31 @@ class ProgramValues:
             if cls is str or cls is bytes or cls is bytearray:
                 if len(obj) < 2:
                     continue
-                size = len(obj) >> 8
+                size = len(obj)
             elif cls is int:
                 if obj.bit_length() <= 4096:
                     continue
-                size = obj.bit_length() >> 11
+                size = obj.bit_length() >> 3
             elif cls in _SENT_CONTAINERS or (_isinstance(obj, tuple) and _is_namedtuple(obj)):
                 if not obj and (cls is tuple or cls is frozenset):
                     continue
                 if tracked.get(id(obj)) is obj:
                     continue
                 parts = _items_of(obj)
-                size = len(parts)
+                size = 8 * len(parts)
                 # Plain numbers are nothing to note: skip them without a step each (a list of a million ints).
                 if len(parts) < 64 or not set(map(_type, parts)) <= _NUMBERS:
                     stack.extend(parts)
             elif (_getattr(cls, "__module__", "") or "").split(".")[0] in ("numpy", "pandas"):
                 try:  # an array or a frame, as a whole (its parts are made anew when the tests read them)
-                    size = int(_getattr(obj, "size", 0)) >> 3
+                    size = int(_getattr(obj, "size", 0)) * 8
                 except Exception:  # noqa: BLE001 - a pandas object whose size is not a number
                     size = 0
             else:
                 continue
             tracked[id(obj)] = obj
-            self.program_items += 1 + size
-            if self.program_items > PROGRAM_VALUES_BUDGET:
+            self.program_bytes += 64 + size
+            if self.program_bytes > PROGRAM_VALUES_BUDGET:
                 self.flooded = True
                 self.from_program = {}
                 return

@@ -5,8 +5,8 @@ long-lived judge.
 The worker's stdout and stderr are a pipe the judge reads (:class:`WorkerOutput`), never the process's own: remote
 backends merge a command's stdout and stderr, and nothing the code prints may reach the result channel. The worker
 gets no-new-privs (``sudo`` cannot make it root), a fixed environment (:func:`worker_environment`) and, when the
-harness runs as root, runs as ``nobody`` (:func:`confine`), whose processes and temporary files :func:`sweep_uid`
-removes.
+harness runs as root, runs as an account of this run's own (:mod:`.accounts`, :func:`confine`), whose processes and
+temporary files :func:`.accounts.sweep_uid` removes; never ``nobody``, which other runs sharing the kernel may use too.
 """
 
 import ctypes
@@ -14,17 +14,18 @@ import io
 import os
 import select
 import signal
-import stat
 import struct
 import sys
 import time
 
+from . import accounts, strays
+from .accounts import PROGRAM_UID
 from .base import (
     DEFAULT_PATH,
-    NOBODY,
     OUTPUT_RECORD_LIMIT,
     PR_SET_DUMPABLE,
     PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
     TESTS_MODULE,
     WORKER_ENV,
     WORKER_KEPT,
@@ -77,7 +78,11 @@ class Worker(ProgramValues, Peer):
         self.pidfd, self.output = pidfd, output
         self.cap = None
         self.clock = None
-        self.cpu = None  # a CpuReader of the worker, made at the first test
+        self.cpu = None  # a CpuReader of the worker, made at the first test (or its WorkerGroup)
+        #: The sandbox's worker group (:class:`.strays.WorkerGroup`: every process the program starts), or None.
+        self.group = None
+        #: Without a group: the next top-level request asks the worker to end what the program left (``"k"``).
+        self.strays_pending = False
         self.deadline = None
         self.alive = True
         self.depth = 0
@@ -93,7 +98,7 @@ class Worker(ProgramValues, Peer):
         #: What the judge decoded from the program and the tests' objects a call changed, by id (kept alive, so that
         #: an id names that object alone), and how much of it there is (see :data:`PROGRAM_VALUES_BUDGET`).
         self.from_program = {}
-        self.program_items = 0
+        self.program_bytes = 0
         self.flooded = False
         self.value_failures = 0
         self.value_failure = None
@@ -119,6 +124,26 @@ class Worker(ProgramValues, Peer):
         clock = TestClock(self.cpu, seconds, extra_wall)
         self.deadline = clock.backstop
         self.clock = clock
+
+    def descriptors(self):
+        """The descriptors this object needs to talk to, time and end the worker (a fork of the judge that uses it,
+        pytest's, keeps them)."""
+        fds = [self.cmd_w, self.reply_r, self.pidfd, self.output.fd if self.output is not None else None]
+        for reader in (self.cpu, self.group):
+            fds += [getattr(reader, name, None) for name in ("fd", "usage_fd", "procs")]
+        return [fd for fd in fds if type(fd) is int]
+
+    def end_strays(self):
+        """After a test: end every process the program started and left running (a child it never waited for, a
+        ``setsid`` daemon), so that none computes for the next test or beside other sandboxes. With a worker group,
+        the judge kills them there (:meth:`.strays.WorkerGroup.end_strays`); without, the worker does it before the
+        next test's first request (:func:`.strays.end_own_strays`)."""
+        if not self.alive:
+            return
+        if self.group is not None:
+            self.group.end_strays(self.pid)
+        else:
+            self.strays_pending = True
 
     def _send(self, msg, values=None):
         if not self.alive:
@@ -224,6 +249,9 @@ class Worker(ProgramValues, Peer):
                 news = self.before_request(self)
                 if news:
                     msg["patch"] = news
+            if self.depth == 1 and self.strays_pending:
+                self.strays_pending = False
+                msg["k"] = 1
             answer = super().request(msg, mutable, raw, values)
             if self.depth == 1 and self.clock is not None:
                 try:  # threads, or a child the worker waited for, may have used more CPU than the wall time passed
@@ -351,7 +379,7 @@ class Worker(ProgramValues, Peer):
             self.earlier_output = earlier
             raise WorkerDied() from None
         # What the program sent and its failures so far stay known: the tests still hold those values.
-        kept = {name: self.__dict__[name] for name in ("from_program", "program_items", "flooded", "value_failures",
+        kept = {name: self.__dict__[name] for name in ("from_program", "program_bytes", "flooded", "value_failures",
                                                        "value_failure")}
         self.__dict__.update(fresh.__dict__)
         self.__dict__.update(kept)
@@ -406,29 +434,21 @@ def _deny_processes():
         os._exit(70)
 
 
-def private_home(prefix):
-    """A new directory of this sandbox's temporary directory for the code to work in, owned by ``nobody`` when this
-    process is root (the code then runs as ``nobody``, see :func:`confine`)."""
-    import tempfile
-
-    home = tempfile.mkdtemp(prefix=prefix)
-    if os.geteuid() == 0:
-        os.chown(home, NOBODY, NOBODY)
-    return home
-
-
 def confine(home):
     """In the process that will run the code (a remote sandbox's worker or session): no-new-privs, so that no setuid
     program (``sudo``, ``su``) can give the code more privileges than it starts with; then, given a ``home``, work
-    there and, when root, become ``nobody``. Exits (70) when no-new-privs cannot be set."""
+    there and, when root, become :data:`PROGRAM_UID` (and die with the process that forked it: the credentials'
+    change cleared that). Exits (70) when no-new-privs cannot be set."""
     if ctypes.CDLL(None).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         os._exit(70)
     if home is not None:
         os.chdir(home)
         if os.geteuid() == 0:
+            uid = PROGRAM_UID[0]
             os.setgroups([])
-            os.setresgid(NOBODY, NOBODY, NOBODY)
-            os.setresuid(NOBODY, NOBODY, NOBODY)
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def worker_environment(home):
@@ -448,17 +468,19 @@ def worker_environment(home):
 def spawn_worker(result_fd, out_r, out_w, home, close=()):
     """Fork the worker (``main``). Its stdout and stderr are ``out_w``, a pipe the judge reads: remote backends
     merge a command's stdout and stderr, so nothing the code prints may reach the result channel directly. When the
-    harness runs as root (a remote sandbox's default user), the worker runs as ``nobody`` in ``home``. Its environment
-    is :func:`worker_environment`'s. ``close``: more descriptors the worker must not keep (``result_fd`` may be None:
+    harness runs as root (a remote sandbox's default user), the worker is PID 1 of a PID namespace of its own where
+    the kernel allows it (:func:`.strays.fork_in_own_pidns`) and runs as this run's account (:data:`PROGRAM_UID`) in
+    ``home``; it never holds the account's claim. Its environment is :func:`worker_environment`'s. ``close``: more descriptors the worker must not keep (``result_fd`` may be None:
     the zygote holds none)."""
     cmd_r, cmd_w = os.pipe()
     reply_r, reply_w = os.pipe()
-    pid = os.fork()
+    pid = strays.fork_in_own_pidns()
     if pid == 0:
         try:
-            for fd in (result_fd, *close):
+            for fd in (result_fd, accounts.claim_fd(), *close):
                 if fd is not None:
                     os.close(fd)
+            os.setsid()  # its own session and process group: kill(0, ...) reaches nothing of the judge's
             os.close(out_r)
             os.close(cmd_w)
             os.close(reply_r)
@@ -543,81 +565,6 @@ def own_sandbox():
     here = os.path.dirname(harness_file())
     return (os.geteuid() != 0 and os.access(".", os.W_OK)
             and os.path.realpath(os.getcwd()) != os.path.realpath(here))
-
-
-#: Where an unprivileged process can leave files in a sandbox (world-writable directories).
-_SHARED_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
-
-
-def sweep_uid(uid):
-    """Remove what processes of ``uid`` left in this sandbox: kill every process of that uid (through a helper that
-    takes that uid, so the signal reaches nothing else), then remove the files and directories that uid owns in the
-    world-writable temporary directories (:data:`_SHARED_TEMP_DIRS` and the world-writable directories in them).
-    Runs as root."""
-    import shutil
-    import tempfile
-
-    def alive():
-        # /proc/<pid>/status, not the owner of /proc/<pid>: a process that made itself non-dumpable shows as root's
-        found = 0
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    with open("/proc/%s/status" % name, "rb") as f:
-                        for line in f:
-                            if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
-                                break  # a zombie: dead already, reaped by its parent whenever it wants
-                            if line.startswith(b"Uid:"):
-                                found += uid in [int(x) for x in line.split()[1:]]
-                                break
-                except (OSError, ValueError):
-                    pass
-        return found
-
-    deadline = time.monotonic() + 5.0
-    while True:
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                for _ in range(20):  # a fork bomb may add processes between two rounds
-                    try:
-                        os.kill(-1, signal.SIGKILL)  # every process this uid may signal, this one excepted
-                    except OSError:
-                        break
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-        if not alive() or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-
-    def clear(directory):
-        # what uid owns goes; a world-writable directory of another owner (/tmp/.X11-unix) is searched too
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_uid == uid:
-                if stat.S_ISDIR(st.st_mode):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(entry.path)
-                    except OSError:
-                        pass
-            elif stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
-                clear(entry.path)
-
-    for directory in {os.path.realpath(d) for d in (*_SHARED_TEMP_DIRS, tempfile.gettempdir())}:
-        clear(directory)
 
 
 #: The worker's home when ``python harness.pyz`` runs as root (the worker runs as ``nobody`` there), set by

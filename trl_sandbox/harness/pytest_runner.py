@@ -50,7 +50,6 @@ import time
 import types
 
 from .base import (
-    NOBODY,
     PROGRAM_FILE,
     SOLUTION_MODULE,
     ProgramValueError,
@@ -67,6 +66,7 @@ from .base import (
 from .judges import BUILTIN_NAMES, CRASH, load_program
 from .patches import Patches, install
 from .peer import crossed
+from .accounts import PROGRAM_UID
 from .processes import DELETED, WORKER_HOME, run_in_child
 from .remote import Remote
 
@@ -225,9 +225,10 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     # tmp_path and tempfile: a directory of the program's (it reads the files a test writes there), as its user.
     shared = _program_directory()
     if os.geteuid() == 0 and WORKER_HOME[0] is not None:
+        uid = PROGRAM_UID[0]
         os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
     basetemp = None
     if shared is not None:
         import tempfile
@@ -328,6 +329,10 @@ def _pytest_in_child(emit, worker, req, names, timeout):
         def pytest_runtest_setup(self, item):
             worker.deadline, worker.budget = None, timeout  # the program's own time in this test
             value_failures[0] = worker.value_failures
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_runtest_teardown(self, item, nextitem):
+            worker.end_strays()  # what the program left running computes for no later test (see .strays)
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtest_makereport(self, item, call):
@@ -462,8 +467,7 @@ def judge_pytest(emit, worker, req, timeout):
     names = load_program(emit, worker, req, timeout)
     if names is None:
         return 0
-    keep = [fd for fd in (worker.cmd_w, worker.reply_r, worker.pidfd,
-                          worker.output.fd if worker.output is not None else None) if fd is not None]
+    keep = worker.descriptors()  # its pipes, and what times it (its CPU reader, its worker group)
     records = []
     try:
         run_in_child(lambda out: _pytest_in_child(out, worker, req, names, timeout), worker.cap or

@@ -17,7 +17,6 @@ import time
 
 from .base import (
     CLEANUP_MARGIN_S,
-    NOBODY,
     PR_SET_DUMPABLE,
     REQUEST_DIR,
     STDIN_PREFIX,
@@ -30,7 +29,9 @@ from .base import (
 from .checkers import judge_selftest
 from .judges import judge_assert, judge_call, judge_function, judge_reference, judge_stdio
 from .peer import ORIGINAL_STREAMS
-from .processes import WORKER_HOME, own_sandbox, private_home, run_in_child, spawn_worker, sweep_uid
+from . import accounts
+from .accounts import claim_program_uid, private_home, sweep_program
+from .processes import WORKER_HOME, own_sandbox, run_in_child, spawn_worker
 from .pytest_runner import judge_pytest
 from .wire import read_frame, receive, send, send_frames
 from .zygote import start_zygote
@@ -156,6 +157,14 @@ def _judge_request(header, request, spawn, ready=()):
         sys.stdout = ORIGINAL_STREAMS[0]
     truncated = bool(worker is not None and worker.output is not None and worker.output.truncated)
     output = worker.close() if worker is not None else b""
+    release = getattr(spawn, "release", None)
+    if worker is not None and release is not None:
+        try:  # its slot emptied and checked: whether this execution spent the sandbox, said in this answer
+            spent = release(worker)
+        except OSError as exc:
+            spent = "the fork server is gone (%s)" % (exc,)
+        if spent:
+            status["spent"] = spent
     timed_out = status.get("timed_out", False) or time.monotonic() >= cap
     status.update(
         exit_code=None if timed_out else 0,
@@ -171,10 +180,12 @@ def serve(conn, spawn):
 
     Per request, ``conn`` (a stream socket to the host) carries two frames in: ``{"timeout_s", "output_limit"}``
     and the request as :func:`main` reads it on stdin; and three frames out: ``{"exit_code", "timed_out",
-    "duration_s", "truncated"}`` (or ``{"error"}`` for an infrastructure failure), the records :func:`main` would
-    have written, and the worker's output. ``spawn(output_limit, timeout_s)`` returns a :class:`.processes.Worker`
-    started by the fork server from a process that never held a request, or raises :class:`SpawnError`. Returns at
-    EOF.
+    "duration_s", "truncated", "spent"?}`` (or ``{"error"}`` for an infrastructure failure; ``spent``: why the
+    sandbox must be replaced after this execution, whose verdict stands), the records :func:`main` would have
+    written, and the worker's output. ``spawn(output_limit, timeout_s)`` returns a :class:`.processes.Worker`
+    started by the fork server from a process that never held a request, or raises :class:`SpawnError`;
+    ``spawn.release(worker)``, where it exists, is told of each worker the request is done with (killed) and returns
+    why the sandbox is spent, or None. Returns at EOF.
 
     Between requests, the worker of the next one is already started (:func:`_prefork`; a worker never sees more than
     one request), so that a request waits for no fork.
@@ -277,15 +288,16 @@ def main():
        another sandbox) and starts nothing: fail closed, no worker ever exists while the request can be read;
     2. this process is made non-dumpable (its ``/proc`` entries, its descriptors and memory closed to processes of
        the same uid) and a child subreaper, so that every process the code starts, daemons included, stays among its
-       descendants; as root, every process and temporary file of ``nobody`` is removed (what a run killed before
-       its end left);
+       descendants; as root, it claims an account of this run's own for the code (:mod:`.accounts`), after removing
+       every process and temporary file of the accounts of runs killed before their end;
     3. the worker is forked, then the zygote (which drops the worker's pipe ends), and only then is the request read:
        the tests never enter the worker's memory. Every record after it carries the signature of the request's
        ``key`` when it has one (:func:`.base.record_mac`): on a remote sandbox the program may be able to write into
        the command's output, and the host keeps only signed records;
     4. at the end, and on SIGTERM, SIGINT or SIGHUP (coreutils ``timeout`` sends SIGTERM before SIGKILL), every
-       descendant is stopped then killed and, as root, every process of ``nobody`` too; the worker's home is
-       removed. With a ``budget_s`` in the request (the backend's time limit for the whole command) the program's
+       descendant is stopped then killed and, as root, every process and temporary file of this run's account (never
+       another's: several sandboxes may share one kernel); the worker's home is removed. As root the worker is PID 1
+       of a PID namespace of its own where the kernel allows it: killing it ends everything the program started. With a ``budget_s`` in the request (the backend's time limit for the whole command) the program's
        requests stop :data:`.base.CLEANUP_MARGIN_S` before it, so that this cleanup ends before the service's own
        kill, which would orphan what the code started.
     """
@@ -316,8 +328,8 @@ def main():
 
     trl_sandbox_reaper.become_subreaper()
     root = os.geteuid() == 0
-    if root:
-        sweep_uid(NOBODY)
+    if root:  # this run's own account: what a killed run left under its account is swept first (see .accounts)
+        claim_program_uid()
     home = None
     if not own_sandbox():
         # A directory of the worker's own (removed at the end): a compiled program's files, or anything the code
@@ -331,11 +343,12 @@ def main():
             signal.signal(signum, signal.SIG_IGN)  # once: a second signal does not start the cleanup again
         trl_sandbox_reaper.kill_descendants(time.monotonic() + 5.0)
         if root:
-            sweep_uid(NOBODY)
+            sweep_program()
         if home is not None:
             import shutil
 
             shutil.rmtree(home, ignore_errors=True)
+        accounts.release()
         os._exit(status)
 
     status = 1

@@ -14,8 +14,9 @@ import os
 import signal
 import sys
 
-from .base import NOBODY
-from .processes import confine, own_sandbox, private_home, sweep_uid, worker_environment
+from . import accounts
+from .accounts import claim_program_uid, private_home, sweep_program
+from .processes import confine, own_sandbox, worker_environment
 from .stdio import memory_file
 from .wire import read_up_to, write_all
 from .worker import Quitter
@@ -126,17 +127,17 @@ def session_main(isolated=True):
 def _supervised_session():
     """An interpreter session on a remote backend, where one sandbox serves one session after another: this process
     stays as a supervisor and forks the session (:func:`session_main`) into a directory of its own, with
-    no-new-privs. As root (a remote sandbox's default user), the session runs as ``nobody``, and the supervisor
-    sweeps what ``nobody`` left (:func:`.processes.sweep_uid`: processes, daemons included, and files in the temporary
-    directories) before the session starts and after it ends, so that no rollout sees another's state: the session
-    says ``isolated``. As another user it cannot sweep: the session says it is not isolated, and the host does not
+    no-new-privs. As root (a remote sandbox's default user), the session runs as an account of its own
+    (:mod:`.accounts`), and the supervisor sweeps what that account left (:func:`.accounts.sweep_uid`: processes,
+    daemons included, and files in the temporary directories) after it ends, and what the accounts of killed runs
+    left before it starts, so that no rollout sees another's state: the session says ``isolated``. As another user it cannot sweep: the session says it is not isolated, and the host does not
     give its sandbox to another session. The supervisor holds stdout until it is done, so the host sees the command
     end only after the sweep."""
     import shutil
 
     root = os.geteuid() == 0
     if root:
-        sweep_uid(NOBODY)
+        claim_program_uid()
     home = private_home("trl-sandbox-session-")
     pid = os.fork()
     if pid == 0:
@@ -168,9 +169,9 @@ def _supervised_session():
             break
         except InterruptedError:
             continue
-    if root:
-        sweep_uid(NOBODY)
+    sweep_program()
     shutil.rmtree(home, ignore_errors=True)
+    accounts.release()
     os._exit(0)
 
 

@@ -16,6 +16,7 @@ from .native import build_program, limit_address_space, run_native
 from .peer import OPS, ORIGINAL_STREAMS, CallResult, Names, Peer, next_items
 from .twins import fingerprint, is_twin_type, same
 from .stdio import make_fifos, peak_rss, raise_stack_limit, run_stdin
+from .strays import end_own_strays
 from .values import NAME_VALUE_LIMIT, as_reference, decode, encode, exception_info
 from .wire import receive, send
 
@@ -87,9 +88,11 @@ class WorkerPeer(Peer):
             if self.run_argv is not None:  # a compiled program: its own process per test
                 reply = run_native(self.run_argv, msg.get("input", ""), int(msg["limit"]), float(msg["timeout"]),
                                    names, self.managed, only, pipes)
+                end_own_strays()  # one run is one process's life: what it left ends with it
                 return {"a": encode(reply)}
             reply = run_stdin(self.code, msg.get("input", ""), int(msg["limit"]), names, only,
                               answer=lambda ended: send(self.send_fd, self._stdio_answer(ended)), pipes=pipes)
+            end_own_strays()
             return self._stdio_answer(reply)
         if op == "fifos":  # an interactive test: the two FIFOs, the program's ends open (see .interaction)
             for fd in self.interaction or ():
@@ -235,6 +238,8 @@ def run_worker(cmd_r, reply_w):
         if type(msg) is dict and msg.get("q") == "cpu":  # started before its request (server._ready_worker)
             _limit_cpu(msg["s"])
             continue
+        if type(msg) is dict and msg.get("k"):  # a new test: what the program left running ends first
+            end_own_strays()
         try:
             peer.incoming(msg)
             reply = peer.serve(msg) if "q" in msg else {"e": {"desc": "RuntimeError: unexpected answer"}}
