@@ -114,8 +114,9 @@ def _not_paid(result):
 
 def test_processes_a_program_never_waits_for_are_timed_with_it(review_scorer):
     """Before: both passed in about 2.3 s of wall time, their children's CPU counted nowhere."""
-    tasks, programs = [STDIO_1S, STDIO_1S], [PY_UNWAITED.format(share=1.5 / 16, wait=""),
-                                             PY_UNWAITED.format(share=0.2 / 16, wait="[os.wait() for _ in range(16)]\n")]
+    waits = "[os.wait() for _ in range(16)]\n"
+    tasks = [STDIO_1S, STDIO_1S]
+    programs = [PY_UNWAITED.format(share=1.5 / 16, wait=""), PY_UNWAITED.format(share=0.2 / 16, wait=waits)]
     if HAVE_GXX:
         tasks.append(NATIVE_1S)
         programs.append("```cpp\n" + CPP_UNWAITED + "```")

@@ -46,9 +46,11 @@ _CGROUP_V1 = Path("/sys/fs/cgroup")
 _PARENT = "trl-sandbox"
 #: The worker group's name, inside a sandbox's group of the accounting hierarchy.
 WORKER_GROUP = "w"
-#: CPU bandwidth of a sandbox (v1 ``cpu``): a quota of one core per period, and the scheduler's weight of one nice-10
-#: process (``sched_prio_to_weight[30]``; nice 0 weighs 1024): a sandbox yields to the trainer as its nice-10
-#: processes did before they shared a group.
+#: CPU bandwidth of a sandbox (v1 ``cpu``): a quota of one core per period, a burst of as much (the judge, the fork
+#: server and the worker may overlap for a moment on a core of their unused quota, instead of being throttled until
+#: the next period: on average the sandbox still gets one core), and the scheduler's weight of one nice-10 process
+#: (``sched_prio_to_weight[30]``; nice 0 weighs 1024): a sandbox yields to the trainer as its nice-10 processes did
+#: before they shared a group.
 CPU_PERIOD_US = 100_000
 CPU_SHARES = 110
 _V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
@@ -202,11 +204,13 @@ class Cgroups:
             _held[sandbox_id] = record
         limits = {"memory": {"memory.limit_in_bytes": memory_bytes}, "pids": {"pids.max": max_processes},
                   "cpu": {"cpu.cfs_period_us": CPU_PERIOD_US, "cpu.cfs_quota_us": CPU_PERIOD_US,
-                          "cpu.shares": CPU_SHARES}}
+                          "cpu.cfs_burst_us": CPU_PERIOD_US, "cpu.shares": CPU_SHARES}}
         for name, group in groups.items():
             try:
                 _make_group(group)
                 for key, value in limits.get(name, {}).items():
+                    if key == "cpu.cfs_burst_us" and not (group / key).exists():
+                        continue  # (Linux < 5.14)
                     (group / key).write_text(str(value))
                 if name == self.accounting:
                     with contextlib.suppress(FileExistsError):

@@ -23,7 +23,8 @@ OUTPUT_RECORD_LIMIT = 64 << 10
 #: ``server._forget_stdin_file``).
 STDIN_PREFIX = ".trl-sandbox-stdin-"
 #: The directory of the sandbox's working directory that remote backends upload request files into: the judge, when
-#: root, closes it to every other user (mode 0700), so that a later request never lies where the program's account can look.
+#: root, closes it to every other user (mode 0700), so that a later request never lies where the program's account
+#: can look.
 REQUEST_DIR = ".trl-sandbox-requests"
 #: The worker's environment, whatever the command's was (a remote service's may hold tokens or proxies): the local
 #: backend's fixed one (``_BASE_ENV`` of ``trl_sandbox/backends/local.py``; tests/test_harness.py keeps them equal),

@@ -470,8 +470,8 @@ def spawn_worker(result_fd, out_r, out_w, home, close=()):
     merge a command's stdout and stderr, so nothing the code prints may reach the result channel directly. When the
     harness runs as root (a remote sandbox's default user), the worker is PID 1 of a PID namespace of its own where
     the kernel allows it (:func:`.strays.fork_in_own_pidns`) and runs as this run's account (:data:`PROGRAM_UID`) in
-    ``home``; it never holds the account's claim. Its environment is :func:`worker_environment`'s. ``close``: more descriptors the worker must not keep (``result_fd`` may be None:
-    the zygote holds none)."""
+    ``home``; it never holds the account's claim. Its environment is :func:`worker_environment`'s. ``close``: more
+    descriptors the worker must not keep (``result_fd`` may be None: the zygote holds none)."""
     cmd_r, cmd_w = os.pipe()
     reply_r, reply_w = os.pipe()
     pid = strays.fork_in_own_pidns()

@@ -297,9 +297,10 @@ def main():
     4. at the end, and on SIGTERM, SIGINT or SIGHUP (coreutils ``timeout`` sends SIGTERM before SIGKILL), every
        descendant is stopped then killed and, as root, every process and temporary file of this run's account (never
        another's: several sandboxes may share one kernel); the worker's home is removed. As root the worker is PID 1
-       of a PID namespace of its own where the kernel allows it: killing it ends everything the program started. With a ``budget_s`` in the request (the backend's time limit for the whole command) the program's
-       requests stop :data:`.base.CLEANUP_MARGIN_S` before it, so that this cleanup ends before the service's own
-       kill, which would orphan what the code started.
+       of a PID namespace of its own where the kernel allows it: killing it ends everything the program started.
+       With a ``budget_s`` in the request (the backend's time limit for the whole command) the program's requests
+       stop :data:`.base.CLEANUP_MARGIN_S` before it, so that this cleanup ends before the service's own kill, which
+       would orphan what the code started.
     """
     started = time.monotonic()
     result_fd = os.dup(1)  # the result channel: the worker never holds it

@@ -130,9 +130,9 @@ def _supervised_session():
     no-new-privs. As root (a remote sandbox's default user), the session runs as an account of its own
     (:mod:`.accounts`), and the supervisor sweeps what that account left (:func:`.accounts.sweep_uid`: processes,
     daemons included, and files in the temporary directories) after it ends, and what the accounts of killed runs
-    left before it starts, so that no rollout sees another's state: the session says ``isolated``. As another user it cannot sweep: the session says it is not isolated, and the host does not
-    give its sandbox to another session. The supervisor holds stdout until it is done, so the host sees the command
-    end only after the sweep."""
+    left before it starts, so that no rollout sees another's state: the session says ``isolated``. As another user
+    it cannot sweep: the session says it is not isolated, and the host does not give its sandbox to another session.
+    The supervisor holds stdout until it is done, so the host sees the command end only after the sweep."""
     import shutil
 
     root = os.geteuid() == 0
