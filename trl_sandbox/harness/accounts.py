@@ -65,14 +65,20 @@ def _hold(path):
     return None
 
 
+def become(uid):
+    """Become ``uid`` (as its group too, with no supplementary groups), for good: a root process's last step before
+    it runs what the program's account runs. Raises OSError when the kernel refuses."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
 def usable(uid):
     """Whether this process (root) can become ``uid`` (a user namespace may not map it)."""
     pid = os.fork()
     if pid == 0:
         try:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            become(uid)
         except BaseException:  # noqa: BLE001
             os._exit(1)
         os._exit(0)
@@ -218,9 +224,7 @@ def sweep_uid(uid):
         pid = os.fork()
         if pid == 0:
             try:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
+                become(uid)
                 for _ in range(20):  # a fork bomb may add processes between two rounds
                     try:
                         os.kill(-1, signal.SIGKILL)  # every process this uid may signal, this one excepted

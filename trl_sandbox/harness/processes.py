@@ -444,10 +444,7 @@ def confine(home):
     if home is not None:
         os.chdir(home)
         if os.geteuid() == 0:
-            uid = PROGRAM_UID[0]
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            accounts.become(PROGRAM_UID[0])
             ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 

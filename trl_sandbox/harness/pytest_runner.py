@@ -66,7 +66,7 @@ from .base import (
 from .judges import BUILTIN_NAMES, CRASH, load_program
 from .patches import Patches, install
 from .peer import crossed
-from .accounts import PROGRAM_UID
+from .accounts import PROGRAM_UID, become
 from .processes import DELETED, WORKER_HOME, run_in_child
 from .remote import Remote
 
@@ -225,10 +225,7 @@ def _pytest_in_child(emit, worker, req, names, timeout):
     # tmp_path and tempfile: a directory of the program's (it reads the files a test writes there), as its user.
     shared = _program_directory()
     if os.geteuid() == 0 and WORKER_HOME[0] is not None:
-        uid = PROGRAM_UID[0]
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
+        become(PROGRAM_UID[0])
     basetemp = None
     if shared is not None:
         import tempfile
