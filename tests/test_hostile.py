@@ -726,7 +726,8 @@ def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sa
 
     review = {"stdio": {"task_id": "square-1s", "inputs": ["3\n", "5\n"], "outputs": ["9", "25"], "time_limit": 1},
               "square": {"task_id": "square", "test_list": ["assert f(2) == 4"]},
-              "unwaited": PY_UNWAITED.format(share=1.5 / 16, wait=""), "deep": DEEP_TREE, "square_ok": SQUARE_OK}
+              # 4 s of CPU in all: past the 3 s this row gets (its statement's 1 s x 3; the wheel's scorer caps at 5)
+              "unwaited": PY_UNWAITED.format(share=4.0 / 16, wait=""), "deep": DEEP_TREE, "square_ok": SQUARE_OK}
     proc = subprocess.run([str(python), "-c", _WHEEL_SCORE, str(sandbox_root), DATA_THIEF.format(site=site_dir),
                            json.dumps(review)], capture_output=True, text=True, timeout=600, cwd=str(readable_tmp),
                           env=env)
