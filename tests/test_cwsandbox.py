@@ -216,7 +216,7 @@ def test_score_command_with_the_cwsandbox_backend(service, tmp_path):
                                for k, r in chosen))
     out = tmp_path / "out.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "trl_sandbox.cli", "score", "--tasks", "humaneval", "--completions", str(samples),
+        [sys.executable, "-m", "trl_sandbox.cli", "score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", str(samples),
          "--out", str(out), "--backend", "cwsandbox", "--pool-size", "4"],
         capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)},
     )

@@ -545,6 +545,14 @@ def test_interactive_and_file_mode(scorer):
     interactive = {**CODEFORCES, "interaction_format": "Interact with the jury's program through stdin/stdout."}
     with pytest.raises(TaskFormatError, match="interactive problem and gives no interactor"):
         Task.from_row(interactive)
+    # A row of trl-sandbox's own says it is interactive and gives no interactor: refused as documented, never judged
+    # as a plain stdin/stdout row, where a program that prints the expected outputs would be paid.
+    own = {"task_id": "guess", "interactive": True, "inputs": ["37\n"], "outputs": ["37\n"]}
+    with pytest.raises(TaskFormatError, match="interactive problem .* gives no 'interactor'"):
+        Task.from_row(own)
+    from trl_sandbox import CodeReward
+
+    assert CodeReward(scorer)(["print(37)"], prompts=["Guess."], **{k: [v] for k, v in own.items()}) == [None]
     file_mode = {**CODEFORCES, "input_mode": "file", "generated_checker": None}
     writes_file = "n = int(open('input.txt').read())\nopen('output.txt', 'w').write(f'1 {n-1}\\n')"
     assert statuses(score(scorer, file_mode, writes_file)) == [("passed", 2, 2)]

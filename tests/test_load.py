@@ -193,6 +193,117 @@ def test_the_admission_limit_is_shared_and_released_by_a_dead_holder(tmp_path):
         holder.wait(10)
 
 
+#: A neighbour run: HostAdmission(DIR, 1) with 4 executions that take the one slot, hold it HOLD seconds and let it go,
+#: one after another for SECONDS (each frees the slot to its own next waiter at once), writing one byte to COUNT per
+#: slot taken.
+_NEIGHBOUR = textwrap.dedent("""
+    import sys, time, anyio
+    from trl_sandbox.backends._admission import HostAdmission
+    directory, hold, seconds, count = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+
+    async def main():
+        admission = HostAdmission(directory, 1)
+        end = time.monotonic() + seconds
+        with open(count, "ab", buffering=0) as f:
+            async def execution():
+                while time.monotonic() < end:
+                    async with admission.admit():
+                        f.write(b"x")
+                        await anyio.sleep(hold)
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(execution)
+    anyio.run(main)
+""")
+
+
+def _neighbour(tmp_path, hold_s, seconds=30.0):
+    count = tmp_path / "count"
+    count.write_bytes(b"")
+    proc = subprocess.Popen([sys.executable, "-c", _NEIGHBOUR, str(tmp_path / "slots"), str(hold_s), str(seconds),
+                             str(count)], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while count.stat().st_size < 3:  # it takes slot after slot before we ask for one
+        assert proc.poll() is None and time.monotonic() < deadline, "the neighbour did not start"
+        time.sleep(0.05)
+    return proc, count
+
+
+def test_a_waiting_process_gets_a_slot_in_its_turn_and_its_wait_is_reported(tmp_path):
+    # The neighbour frees the host's one slot every 20 ms and hands it to its own next execution at once; we ask
+    # once. First come, first served across processes: the slot is ours after the neighbour's executions that were
+    # already waiting when we came (at most 2 here), however long it keeps taking slots.
+    proc, count = _neighbour(tmp_path, 0.02)
+    try:
+        waits = []
+
+        async def main():
+            admission = HostAdmission(tmp_path / "slots", 1)
+            before = count.stat().st_size
+            with anyio.fail_after(20):
+                async with admission.admit(waits.append):
+                    taken_meanwhile = count.stat().st_size - before
+            admission.close()
+            return taken_meanwhile
+
+        taken_meanwhile = anyio.run(main)
+        assert proc.poll() is None  # it was still taking slots
+        assert taken_meanwhile <= 3, f"the neighbour took {taken_meanwhile} slots while we waited for one"
+        assert waits[0] is None and len(waits) == 2 and waits[1] > 0.0  # the wait is reported (in queue_s)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_a_long_wait_for_a_slot_says_which_process_holds_them(tmp_path, caplog, monkeypatch):
+    from trl_sandbox.backends import _admission
+
+    monkeypatch.setattr(_admission, "SLOW_WAIT_S", 0.2)
+    proc, _ = _neighbour(tmp_path, 1.0)
+    try:
+        async def main():
+            admission = HostAdmission(tmp_path / "slots", 1)
+            with anyio.fail_after(30):
+                async with admission.admit():
+                    pass
+            admission.close()
+
+        with caplog.at_level("WARNING", logger="trl_sandbox.backends._admission"):
+            anyio.run(main)
+        lines = [r.getMessage() for r in caplog.records if "execution slots" in r.getMessage()]
+        assert len(lines) == 1, caplog.text
+        assert f"pid {proc.pid} (" in lines[0] and "TRL_SANDBOX_ADMISSION_DIR" in lines[0], lines[0]
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_a_batch_deadline_does_not_count_the_wait_for_a_host_slot(tmp_path, sandbox_root, monkeypatch):
+    # Another process holds the host's one slot for 4 s; our batch's deadline is 2 s. The completion waits for the
+    # slot, then runs: the wait is in queue_s and admission_s, and the deadline, which is for straggling executions,
+    # moved by it (before, the completion was cancelled: reward None).
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import fcntl, os, time
+        os.makedirs({str(tmp_path / "slots")!r}, mode=0o700, exist_ok=True)
+        fd = os.open({str(tmp_path / "slots" / "slot-0")!r}, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        print("held", flush=True)
+        time.sleep(4)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        config = SandboxConfig(sandbox_pool_size=1, sandbox_batch_deadline_s=2.0,
+                               sandbox_backend_options={"root_dir": str(sandbox_root), "max_host_executions": 1})
+        monkeypatch.setenv("TRL_SANDBOX_ADMISSION_DIR", str(tmp_path / "slots"))
+        with Scorer.from_config(config) as scorer:
+            result, = scorer.score([echo_task(1)], ["print(input())"])
+        assert result.status == "passed", result
+        assert result.admission_s > 1.0 and result.queue_s >= result.admission_s, result
+    finally:
+        holder.kill()
+        holder.wait(10)
+
+
 _OTHER_POOL = textwrap.dedent("""
     import json, sys
     from trl_sandbox import SandboxConfig, Scorer, Task

@@ -186,10 +186,62 @@ def test_the_dataset_snippet_reads_published_rows(tmp_path, user_tmp):
         f"_ROWS = {{'deepmind/code_contests': json.loads({json.dumps(json.dumps([CODE_CONTESTS]))})}}\n"
         "datasets.load_dataset = lambda name, split=None, **kw: datasets.Dataset.from_list(_ROWS[name])\n"
     )
-    check = ("\nrow = train_dataset[0]\n"
+    check = ("\nfrom trl_sandbox.loading import decode_row\nrow = decode_row(train_dataset[0])\n"
              "assert row['name'] == '1_A. Theatre Square' and row['prompt'][-1]['role'] == 'user', row\n"
              "print('ok')\n")
     assert run_python(code + check, tmp_path, user_tmp, prelude=prelude).stdout.strip() == "ok"
+
+
+#: Rows that do not all have the same fields, as a user's JSONL file mixes them: stdin/stdout rows, one of them
+#: banned-pattern-checked, then an MBPP row (published fields: text, code, test_list).
+MIXED_ROWS = [
+    {"task_id": 1, "prompt": "Print the sum.", "inputs": ["1 2\n"], "outputs": ["3\n"]},
+    {"task_id": 2, "prompt": "Sort without sorted().", "inputs": ["3 1 2\n"], "outputs": ["1 2 3\n"],
+     "banned_patterns": ["sorted("]},
+    {"task_id": 11, "prompt": "Write add(a, b).", "text": "Write a function add(a, b).",
+     "code": "def add(a, b):\n    return a + b", "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]},
+]
+
+
+def test_the_trainer_snippets_dataset_keeps_every_rows_fields(tmp_path, user_tmp):
+    """The README's dataset line, on rows that differ in fields, then the reward as TRL calls it (every column of a
+    batch as a keyword argument): a banned program is refused and the MBPP row is scored. With
+    ``Dataset.from_list`` (the README before) the banned program was paid 1.0 and the MBPP row scored None."""
+    (code,) = blocks(*RUNNERS["trainer"])
+    (line,) = [ln for ln in code.splitlines() if ln.startswith("tasks = ")]
+    assert 'load_tasks("daytona")' in line and "task_dataset(" in line
+    (tmp_path / "mixed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in MIXED_ROWS))
+    program = (
+        "from trl_sandbox import code_reward, load_tasks, task_dataset\n"
+        + line.replace('"daytona"', repr(str(tmp_path / "mixed.jsonl"))) + "\n"
+        "batch = [tasks[i] for i in range(len(tasks))]\n"
+        "columns = {k: [row[k] for row in batch] for k in tasks.column_names if k != 'prompt'}\n"
+        "completions = ['a, b = map(int, input().split())\\nprint(a + b)', 'print(*sorted(map(int, input().split())))',"
+        " 'def add(a, b):\\n    return a + b']\n"
+        "print(code_reward(completions, prompts=[row['prompt'] for row in batch], **columns))\n"
+    )
+    assert run_python(program, tmp_path, user_tmp).stdout.strip() == "[1.0, -1.0, 1.0]"
+
+
+def test_rows_that_lost_fields_are_refused_loudly_not_scored(tmp_path, user_tmp):
+    """``Dataset.from_list`` on those rows keeps the first row's columns: the reward refuses the rows that lost
+    fields (None, with one error line each naming the lost fields and ``task_dataset``) instead of paying a banned
+    program or guessing the MBPP row's format."""
+    (tmp_path / "mixed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in MIXED_ROWS))
+    program = (
+        "from datasets import Dataset\nfrom trl_sandbox import code_reward, load_tasks\n"
+        f"tasks = Dataset.from_list(load_tasks({str(tmp_path / 'mixed.jsonl')!r}))\n"
+        "batch = [tasks[i] for i in range(len(tasks))]\n"
+        "columns = {k: [row[k] for row in batch] for k in tasks.column_names if k != 'prompt'}\n"
+        "completions = ['a, b = map(int, input().split())\\nprint(a + b)', 'print(*sorted(map(int, input().split())))',"
+        " 'def add(a, b):\\n    return a + b']\n"
+        "print(code_reward(completions, prompts=[row['prompt'] for row in batch], **columns))\n"
+    )
+    proc = run_python(program, tmp_path, user_tmp)
+    assert proc.stdout.strip() == "[1.0, None, None]", proc.stderr
+    lost = [ln for ln in proc.stderr.splitlines() if "lost its field(s)" in ln]
+    assert len(lost) == 2 and "banned_patterns" in lost[0] and "test_list" in lost[1], proc.stderr
+    assert all("trl_sandbox.task_dataset(rows)" in ln for ln in lost)
 
 
 def test_the_scorer_snippet_prints_what_it_says(tmp_path, user_tmp):

@@ -198,7 +198,27 @@ def test_result_carries_timings_and_the_end_of_the_output(scorer):
     (result,) = score(scorer, task, code)
     assert result.status == "failed" and result.exec_s > 0 and result.queue_s >= 0 and result.retries == 0
     assert "boom" in result.error
-    assert len(result.output) == 1000 and result.output.endswith("xxx\nthe end\n")
+    assert result.output.startswith("[... ") and " characters cut]\n" in result.output[:40]  # said, when cut
+    assert len(result.output.split("\n", 1)[1]) == 1000 and result.output.endswith("xxx\nthe end\n")
+
+
+def test_the_output_has_stdout_stderr_the_traceback_and_the_failing_test(scorer):
+    # What a user asking why a program failed reads: what it printed on stdout and on stderr (before, stdout never
+    # arrived on the local backend: it sat in the worker's buffer), the traceback of the exception that ended it, as
+    # python3 prog.py prints it, and which test failed with which message.
+    he = Task.from_row(HE["HumanEval/0"])
+    (result,) = score(scorer, he, "    import sys\n    print('looking at', threshold)\n"
+                                  "    print('on stderr', file=sys.stderr)\n    return False\n")
+    assert result.status == "failed" and result.failed_test == 0 and "assert" in result.error.lower(), result
+    assert "looking at 0.3\n" in result.output and "on stderr\n" in result.output, result.output
+    double = Task.from_row({"task_id": "double", "inputs": ["1\n", "2\n"], "outputs": ["2\n", "4\n"]})
+    (result,) = score(scorer, double, "x = int(input())\nprint(x * 2 if x == 1 else {}[x])\n")
+    assert result.status == "failed" and result.tests_passed == 1 and result.failed_test == 1, result
+    assert "KeyError: 2" in result.error
+    assert 'File "<completion>", line 2' in result.output and result.output.rstrip().endswith("KeyError: 2")
+    assert "Traceback (most recent call last)" in result.output and "harness" not in result.output, result.output
+    (result,) = score(scorer, double, "print(int(input()) * 2)\n")
+    assert result.passed and result.failed_test is None
 
 
 def test_the_quickstart_tasks_pass_with_their_solutions_and_fail_without(scorer):

@@ -210,7 +210,7 @@ def test_one_grpo_step_scores_the_real_completions_as_verdicts(smollm2, tmp_path
     assert "sandboxes: 2 created, 2 deleted, 0 left" in out and "training: " in out
 
     records = [json.loads(line) for line in (tmp_path / "run" / "completions.jsonl").read_text().splitlines()]
-    assert sorted(r["task_id"] for r in records) == [2, 2, 3, 3]
+    assert sorted(r["task_id"] for r in records) == ["2", "2", "3", "3"]  # task_dataset: ids as strings
     for record in records:
         # a conversational prompt from the chat template's turns, and the model's reply as one assistant message
         assert record["prompt"][-1]["role"] == "user"

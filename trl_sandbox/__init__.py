@@ -24,7 +24,7 @@ from .errors import (
     TrlSandboxError,
     UnknownBackendError,
 )
-from .loading import load_tasks
+from .loading import load_tasks, task_dataset
 from .pool import SandboxPool
 from .prompts import chat_rows
 from .rewards import CodeReward, code_reward
@@ -56,6 +56,7 @@ __all__ = [
     "code_reward",
     "extract_code",
     "load_tasks",
+    "task_dataset",
 ]
 
 _netguard.install_if_asked()  # TRL_SANDBOX_LOCAL_NETWORK_ONLY: a test suite's child process (see netguard)

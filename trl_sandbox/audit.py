@@ -494,7 +494,7 @@ def audit_main(argv: list[str]) -> int:
         TaskFormatError: the task file cannot be read or holds no rows.
         ConfigurationError: a bad option, or an output file that cannot be written.
     """
-    from .loading import load_tasks
+    from .loading import ROW_FIELDS, load_tasks
     from .scoring import Scorer
 
     parser = one_line_errors(argparse.ArgumentParser(
@@ -556,7 +556,8 @@ def audit_main(argv: list[str]) -> int:
     if ns.report is not None:
         write_jsonl(ns.report, [r.to_dict() for r in report.rows])
     if ns.clean is not None:
-        write_jsonl(ns.clean, [rows[i] for i in report.kept()])
+        # as the file gives them: without the field load_tasks adds to rows that differ (see loading.ROW_FIELDS)
+        write_jsonl(ns.clean, [{k: v for k, v in rows[i].items() if k != ROW_FIELDS} for i in report.kept()])
     where = "".join(f"; {what} in {path}" for what, path in (("report", ns.report), ("clean rows", ns.clean))
                     if path is not None)
     print(f"trl-sandbox audit: {report.summary()}{where}", file=sys.stderr)

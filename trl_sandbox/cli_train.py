@@ -202,11 +202,11 @@ def _train_rows(ns: argparse.Namespace, config: SandboxConfig) -> tuple[str, lis
     if tasks_name == "quickstart":  # GRPO on the held-apart split; the warm-up split is the warm start's
         rows = [r for r in rows if r.get("split") == "rl"]
     valid, left_out = [], []
-    for number, row in enumerate(rows, 1):
+    for index, row in enumerate(rows):  # from 0, as every index trl-sandbox prints
         try:
             Task.from_row(row)  # malformed rows are left out now, rather than scored None mid-training
         except TaskFormatError as exc:
-            left_out.append(f"row {number} ({task_id_of(row) or 'no id'}): {exc}")
+            left_out.append(f"row {index} (from 0; {task_id_of(row) or 'no id'}): {exc}")
             continue
         row.pop("canonical_solution", None)
         if not isinstance(row.get("prompt"), (str, list)):  # a public dataset's row: its statement is the prompt
@@ -264,11 +264,11 @@ def train_main(argv: list[str]) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
     from accelerate import PartialState
-    from datasets import Dataset
     from huggingface_hub.errors import HFValidationError
     from transformers import PrinterCallback, ProgressCallback
     from trl import TrlParser
 
+    from .loading import task_dataset
     from .rewards import code_reward
     from .scoring import Scorer
     from .trainer import RewardProgressCallback, SandboxGRPOConfig, SandboxGRPOTrainer
@@ -324,7 +324,7 @@ def train_main(argv: list[str]) -> int:
         needed = -(-config.max_steps * per_step // config.num_generations)
         if len(valid) < needed:
             valid = (valid * -(-needed // len(valid)))[: max(needed, len(valid))]
-    dataset = Dataset.from_list(valid)
+    dataset = task_dataset(valid)  # every row's fields, whatever the others have (Dataset.from_list: the first's)
 
     if tiny:
         from .tiny import build_tiny_model

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigurationError, TaskFormatError
+from .errors import ConfigurationError, TaskFormatError, UnknownBackendError
 from .formats import parse_compare
 from .languages import language_named
 
@@ -344,6 +344,11 @@ class SandboxConfig:
                 raise ConfigurationError(f"{name} must be a dict, got {type(value).__name__}")
         if not isinstance(self.sandbox_backend, str) or not self.sandbox_backend:
             raise ConfigurationError(f"sandbox_backend must be a backend name, got {self.sandbox_backend!r}")
+        from .backends import BACKENDS  # the registry alone: no backend's module is imported
+
+        if self.sandbox_backend not in BACKENDS:
+            known = ", ".join(BACKENDS)
+            raise UnknownBackendError(f"unknown sandbox backend {self.sandbox_backend!r}; available backends: {known}")
         for name in ("sandbox_max_sessions", "sandbox_tool_output_chars"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

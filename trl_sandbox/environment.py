@@ -35,6 +35,7 @@ import anyio
 from .config import SandboxConfig
 from .errors import InfrastructureError, TaskFormatError
 from .harness.archive import HARNESS_NAME
+from .loading import decode_row
 from .scoring import Scorer, ScoreResult, active_scorer, set_active_scorer
 from .tasks import Task
 
@@ -274,6 +275,7 @@ class CodeEnvironment:
         self._prefetched.clear()
         self.stats = ToolStats()
         try:
+            row = decode_row(row)  # a task_dataset row: its fields, whole
             self._task = Task.from_row(row)
         except TaskFormatError as exc:
             self._task = exc

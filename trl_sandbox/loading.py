@@ -13,7 +13,8 @@ from .errors import ConfigurationError, TaskFormatError
 from .formats import DATASET_FORMATS, check_format, detect_format
 from .prompts import chat_rows
 
-__all__ = ["BUNDLED_TASKS", "load_tasks", "read_jsonl", "read_parquet", "task_id_of"]
+__all__ = ["BUNDLED_TASKS", "ROW_FIELDS", "TASK_COLUMN", "decode_row", "load_tasks", "lost_fields", "read_jsonl",
+           "read_parquet", "task_dataset", "task_id_of"]
 
 
 #: Task sets shipped in the package (``trl_sandbox/data``): name -> file.
@@ -163,4 +164,128 @@ def load_tasks(
                                      "files)")
         rows = [add_generated_tests(row, codeforces_tests)
                 if (row.get("task_format") or detect_format(row)) == "codeforces" else row for row in rows]
-    return chat_rows(rows, system_prompt=system_prompt) if chat else rows
+    rows = chat_rows(rows, system_prompt=system_prompt) if chat else rows
+    mark_row_fields(rows)
+    return rows
+
+
+#: The field :func:`load_tasks` adds to every row when its rows do not all have the same fields: the row's own fields
+#: that some other row lacks (a list of names). A row whose list names a field it no longer has lost it on the way
+#: to the reward (``datasets.Dataset.from_list`` keeps only the first row's columns): :func:`lost_fields`.
+ROW_FIELDS = "task_fields"
+#: The column of :func:`task_dataset` that holds each row's fields, as one JSON object (a string).
+TASK_COLUMN = "sandbox_task"
+
+
+def mark_row_fields(rows: list[dict[str, Any]]) -> None:
+    """Add :data:`ROW_FIELDS` to every row (in place) when the rows do not all have the same fields (a field whose
+    value is None counts as absent, as a dataset's missing value); when they all do, remove it from every row."""
+    present = [{k for k, v in row.items() if v is not None and k != ROW_FIELDS} for row in rows]
+    for row in rows:
+        row.pop(ROW_FIELDS, None)  # the rows as they are now: an earlier list may name a field removed since
+    uneven = set().union(*present) - set.intersection(*present) if present else set()
+    if not uneven:
+        return
+    for row, fields in zip(rows, present):
+        row[ROW_FIELDS] = sorted(fields & uneven)
+
+
+def lost_fields(row: Mapping[str, Any]) -> list[str]:
+    """The fields ``row``'s :data:`ROW_FIELDS` names that it does not have (or has as None): what it lost between
+    :func:`load_tasks` and the reward; ``[]`` when it names none or has no such list.
+
+    Raises:
+        TaskFormatError: :data:`ROW_FIELDS` is not a list of field names.
+    """
+    names = row.get(ROW_FIELDS)
+    if names is None:
+        return []
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise TaskFormatError(f"{ROW_FIELDS} must be a list of field names, got {names!r:.100}")
+    return [name for name in names if row.get(name) is None]
+
+
+def _json_value(value: Any) -> Any:
+    """``json.dumps``'s ``default``: arrays (numpy, pyarrow scalars) as their Python values."""
+    for method in ("tolist", "as_py"):
+        if hasattr(value, method):
+            return getattr(value, method)()
+    raise TypeError(f"a {type(value).__name__} is not JSON data")
+
+
+def task_dataset(rows: Iterable[Mapping[str, Any]], *, columns: Iterable[str] = ("prompt", "task_id")) -> Any:
+    """A ``datasets.Dataset`` to train on that keeps every field of every row, however the rows differ.
+
+    ``datasets.Dataset.from_list(rows)`` keeps only the columns of the first row (and needs every column to have one
+    type across rows): a ``banned_patterns``, ``compare``, ``interactor``, ``starter_code`` or limit that only later
+    rows have is dropped, and so is MBPP's ``test_list`` after a stdin/stdout row. This dataset holds each row whole
+    as JSON in :data:`TASK_COLUMN`, which :class:`~trl_sandbox.CodeReward` and
+    :class:`~trl_sandbox.CodeEnvironment` read back (:func:`decode_row`), beside the ``columns`` that TRL and other
+    reward functions read (``prompt`` is the one TRL needs; a column is kept where some row has it, None elsewhere).
+
+    Args:
+        rows: Task rows (from :func:`load_tasks`, a list of dicts, a ``datasets.Dataset``).
+        columns: Fields also kept as plain columns, for TRL (``prompt``) and other reward functions; ``task_id`` is
+            each row's id as a string (its ``task_id``, else its dataset's own id field: see :func:`task_id_of`).
+
+    Returns:
+        A ``datasets.Dataset`` with ``columns`` (those some row has) and :data:`TASK_COLUMN`, one row per row.
+
+    Raises:
+        TaskFormatError: a row is not a mapping, a value is not JSON data (the message names the row and field), or
+            a kept column's values have types that cannot share one column (``prompt`` a string in some rows and a
+            list of messages in others).
+    """
+    from datasets import Dataset
+
+    rows = [dict(row) if isinstance(row, Mapping) else row for row in rows]
+    mark_row_fields([row for row in rows if isinstance(row, dict)])
+    kept = [c for c in dict.fromkeys(columns) if c != TASK_COLUMN and any(
+        isinstance(r, dict) and (r.get(c) if c != "task_id" else task_id_of(r)) is not None for r in rows)]
+    table: dict[str, list[Any]] = {c: [] for c in kept}
+    table[TASK_COLUMN] = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise TaskFormatError(f"row {i} is not a mapping (dataset row): {type(row).__name__}")
+        fields = {k: v for k, v in row.items() if k != "prompt"}
+        try:
+            table[TASK_COLUMN].append(json.dumps(fields, default=_json_value, ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            bad = next((k for k, v in fields.items() if not _dumps_ok(v)), "?")
+            raise TaskFormatError(f"row {i}: field {bad!r} is not JSON data ({exc})") from None
+        for c in kept:  # the id as a string (MBPP's are numbers, others' names): one type for the column
+            table[c].append(task_id_of(row) if c == "task_id" else row.get(c))
+    try:
+        return Dataset.from_dict(table)
+    except (TypeError, ValueError) as exc:  # pyarrow's ArrowInvalid and ArrowTypeError are ValueError, TypeError
+        raise TaskFormatError(f"task_dataset: the columns {kept} cannot be stored with one type each: {exc}") from None
+
+
+def _dumps_ok(value: Any) -> bool:
+    try:
+        json.dumps(value, default=_json_value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A training row as the reward reads it: the fields :func:`task_dataset` stored in :data:`TASK_COLUMN`, with
+    the row's other columns (``prompt``...) beside them; a row without that column as it is.
+
+    Raises:
+        TaskFormatError: :data:`TASK_COLUMN` is not a JSON object.
+    """
+    encoded = row.get(TASK_COLUMN)
+    if encoded is None:
+        return dict(row)
+    try:
+        fields = json.loads(encoded) if isinstance(encoded, (str, bytes)) else None
+    except ValueError as exc:
+        raise TaskFormatError(f"{TASK_COLUMN} is not valid JSON: {exc}") from None
+    if not isinstance(fields, dict):
+        raise TaskFormatError(f"{TASK_COLUMN} must hold a JSON object (a row of task_dataset), got "
+                              f"{type(fields if fields is not None else encoded).__name__}")
+    out = {k: v for k, v in row.items() if k != TASK_COLUMN}
+    out.update(fields)
+    return out

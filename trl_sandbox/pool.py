@@ -280,8 +280,10 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         if cm is not None:
             cm.__exit__(None, None, None)
 
-    def run(self, fn: Callable[..., Awaitable[T]], *args: Any, timeout_s: float) -> T:
-        """Run ``await fn(*args)`` on the pool's event loop and wait at most ``timeout_s`` seconds for it.
+    def run(self, fn: Callable[..., Awaitable[T]], *args: Any, timeout_s: float,
+            extend: Callable[[], float] | None = None) -> T:
+        """Run ``await fn(*args)`` on the pool's event loop and wait at most ``timeout_s`` seconds for it, plus the
+        seconds ``extend()`` gives when the time is up (the scorer's waits for host slots, which move its deadline).
 
         Raises:
             InfrastructureError: the pool is not started, or ``fn`` did not finish in time (it is then cancelled).
@@ -290,11 +292,19 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         if not self.started or portal is None:
             raise InfrastructureError("the sandbox pool is not started (call start() or use it as a context manager)")
         future = portal.start_task_soon(fn, *args)
+        start, limit = time.monotonic(), timeout_s
         try:
-            return future.result(timeout=timeout_s)
+            while True:
+                try:
+                    return future.result(timeout=max(0.0, start + limit - time.monotonic()))
+                except concurrent.futures.TimeoutError:
+                    moved = timeout_s + (extend() if extend is not None else 0.0)
+                    if moved <= limit:
+                        raise
+                    limit = moved  # the work's own deadline moved meanwhile: wait for it as far
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise InfrastructureError(f"the sandbox pool did not answer within {timeout_s:.0f}s") from None
+            raise InfrastructureError(f"the sandbox pool did not answer within {limit:.0f}s") from None
         except concurrent.futures.CancelledError:
             raise InfrastructureError("the sandbox pool was closed while it ran this work") from None
         except BaseException:  # Ctrl-C (KeyboardInterrupt) in the caller: stop the work now, not after it ends

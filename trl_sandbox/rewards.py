@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import TaskFormatError
-from .loading import task_id_of
+from .loading import ROW_FIELDS, TASK_COLUMN, decode_row, lost_fields, task_id_of
 from .scoring import Scorer, ScoreResult, active_scorer
 from .tasks import Task
 
@@ -88,7 +88,9 @@ METRICS = {
     "sandbox/retries": "executions repeated after an infrastructure failure, plus the backend's own request retries",
     "sandbox/exec_seconds_mean": "mean seconds of one completion's execution in its sandbox",
     "sandbox/exec_seconds_p95": "95th percentile of the same (per process)",
-    "sandbox/queue_seconds_mean": "mean seconds a completion waited for an idle sandbox",
+    "sandbox/queue_seconds_mean": "mean seconds a completion waited for an idle sandbox or a host execution slot",
+    "sandbox/admission_seconds_mean": "of those, mean seconds waiting for a host execution slot (other runs' "
+                                      "executions held the host's cores; never counted against the batch deadline)",
     "sandbox/batch_seconds": "wall-clock seconds to score the whole batch",
     "sandbox/completions_per_second": "completions scored per second of batch_seconds",
     "sandbox/pool_size": "live sandboxes in the process's pool after the batch",
@@ -155,6 +157,7 @@ def score_metrics(
         "sandbox/exec_seconds_mean": sum(executed) / len(executed) if executed else 0.0,
         "sandbox/exec_seconds_p95": percentile(executed, 95),
         "sandbox/queue_seconds_mean": sum(r.queue_s for r in results) / len(results) if results else 0.0,
+        "sandbox/admission_seconds_mean": sum(r.admission_s for r in results) / len(results) if results else 0.0,
         "sandbox/batch_seconds": seconds,
         "sandbox/completions_per_second": len(results) / seconds if seconds > 0 else 0.0,
     }
@@ -289,11 +292,13 @@ class CodeReward:
         tasks: list[Task | TaskFormatError] = []
         parsed: dict[Any, Task] = {}  # a batch repeats each row num_generations times: parse it once
         for row in rows:
-            key = _row_key(row)
+            encoded = row.get(TASK_COLUMN)  # a task_dataset row: its fields, whole, as one JSON string
+            key = ("task", encoded) if isinstance(encoded, str) else _row_key(row)
             if key is not None and key in parsed:
                 tasks.append(parsed[key])
                 continue
             try:
+                row = decode_row(row)
                 tasks.append(Task.from_row(row))
                 if key is not None:
                     parsed[key] = tasks[-1]
@@ -302,7 +307,11 @@ class CodeReward:
                 key = str(exc)
                 if key not in self._warned:
                     self._warned.add(key)
-                    logger.warning("trl-sandbox: skipping completions of a malformed task: %s", exc)
+                    lost = bool(lost_fields(row)) if isinstance(row.get(ROW_FIELDS), list) else False
+                    # A row that lost fields on the way is the dataset's construction, not one bad row: said loudly.
+                    (logger.error if lost else logger.warning)(
+                        "trl-sandbox: skipping completions of a malformed task (reward None): %s%s", exc,
+                        f" (task {exc.task_id})" if exc.task_id else "")
                 tasks.append(exc)
         if self._lazy and self.scorer is not None and not self.scorer.pool.started and not self.scorer.pool.closed:
             self.scorer.start()  # an unpickled copy (AsyncGRPOTrainer's scoring process): deleted at its exit

@@ -20,7 +20,8 @@ status             reward                                meaning
 ``banned``         -1.0                                  uses a banned pattern (not run)
 ``infra_error``    None                                  the sandbox infrastructure failed (twice)
 ``invalid_task``   None                                  the task record is malformed or its reference fails
-``cancelled``      None                                  still running (or waiting) at the batch deadline
+``cancelled``      None                                  still running (or waiting for a sandbox of its pool) at the
+                                                         batch deadline (a wait for a host slot does not count)
 ``unserializable`` None                                  a value of the tests' own could not be sent to the
                                                          program (see ``trl_sandbox.harness``); the program's
                                                          own values that cannot cross fail their tests
@@ -44,7 +45,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -52,86 +52,19 @@ import anyio
 from .backends.base import ExecResult
 from .banned import find_banned_pattern
 from .completions import completion_text
-from .config import UNSCORED_STATUSES, reward_table
+from .config import reward_table
 from . import judge_programs
 from .errors import ConfigurationError, InfrastructureError, TaskFormatError
 from .harness.archive import HARNESS_NAME
 from .languages import LANGUAGES, completion_language, language_named
 from .pool import SandboxPool, rounds
+from .deadlines import WAITS, Moved, Waits
+from .results import STATUSES, ScoreResult, Timing, output_tail, reward_of, unscored, verdict_result
 from .tasks import Task, Verdict, harness_records
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["STATUSES", "ScoreResult", "Scorer", "active_scorer", "set_active_scorer"]
-
-STATUSES = ("passed", "failed", "error", "compile_error", "timeout", "banned", *UNSCORED_STATUSES)
-#: Characters of a program's output kept in :attr:`ScoreResult.output` (its end).
-OUTPUT_TAIL_CHARS = 1000
-
-
-@dataclass(frozen=True)
-class ScoreResult:
-    """The score of one completion.
-
-    Attributes:
-        task_id: The task's id.
-        reward: See the module table; ``None`` for ``infra_error``, ``invalid_task``, ``cancelled`` and
-            ``unserializable`` (TRL skips it).
-        passed: True when every test passed.
-        tests_passed: Number of tests passed.
-        tests_total: The task's number of tests (0 when the task could not be parsed).
-        status: One of :data:`STATUSES`.
-        duration_s: Wall-clock seconds spent on this completion, waiting for a sandbox included.
-        error: Short reason for a non-passing status, else None.
-        queue_s: Seconds spent waiting for an idle sandbox (all attempts).
-        exec_s: Seconds spent in the backend's execution (all attempts).
-        retries: Executions repeated after an infrastructure failure (0 or 1).
-        output: The end (at most :data:`OUTPUT_TAIL_CHARS` characters) of what the program printed, stdout and
-            stderr as one stream (tracebacks included); empty when it printed nothing.
-    """
-
-    task_id: str
-    reward: float | None
-    passed: bool
-    tests_passed: int
-    tests_total: int
-    status: str
-    duration_s: float
-    error: str | None = None
-    queue_s: float = 0.0
-    exec_s: float = 0.0
-    retries: int = 0
-    output: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-able dict (the ``trl-sandbox score`` output line)."""
-        return dict(self.__dict__)  # asdict's deep copy, without its cost: every field is a str, a number or None
-
-
-def reward_of(verdict: Verdict, mode: str = "pass_rate", table: dict[str, float] | None = None) -> float | None:
-    """The reward of ``verdict`` under reward ``mode`` (``pass_rate`` | ``all_or_nothing``) and ``table`` (from
-    :func:`~trl_sandbox.config.reward_table`; default: the default values). None for the unscored statuses."""
-    table = table if table is not None else reward_table(mode)
-    if verdict.status == "failed" and mode == "pass_rate":
-        earned = verdict.tests_passed + verdict.partial  # a checker's partial scores count as fractions of a test
-        fraction = earned / verdict.tests_total if verdict.tests_total else 0.0
-        return table["passed"] * min(1.0, fraction)
-    return table.get(verdict.status)
-
-
-def _result(task_id: str, verdict: Verdict, duration_s: float, reward: float | None, **timing: Any) -> ScoreResult:
-    return ScoreResult(
-        task_id=task_id,
-        reward=reward,
-        passed=verdict.status == "passed",
-        tests_passed=verdict.tests_passed,
-        tests_total=verdict.tests_total,
-        status=verdict.status,
-        duration_s=duration_s,
-        error=verdict.error,
-        **timing,
-    )
-
 
 class Scorer:
     """Scores completions against tasks in a started :class:`~trl_sandbox.pool.SandboxPool`.
@@ -319,14 +252,16 @@ class Scorer:
             raise ValueError(f"{len(tasks)} tasks for {len(completions)} completions")
         deadline = self.deadline_s(len(completions), tasks)
         partial: list[ScoreResult | None] = [None] * len(completions)
+        moved = Moved()  # how far the completions' deadlines moved for their waits for host slots
         try:
             results = self.pool.run(
-                self.ascore, tasks, completions, deadline, on_result, partial, timeout_s=deadline + 30.0
+                self.ascore, tasks, completions, deadline, on_result, partial, moved, timeout_s=deadline + 30.0,
+                extend=moved,
             )
         except InfrastructureError as exc:
             # The pool did not answer in time (or is closed): the completions already scored keep their results.
             logger.error("trl-sandbox: scoring failed: %s", exc)
-            results = [r if r is not None else _unscored(tasks[i], "infra_error", 0.0, str(exc))
+            results = [r if r is not None else unscored(tasks[i], "infra_error", 0.0, str(exc))
                        for i, r in enumerate(list(partial))]
         self.status_counts.update(r.status for r in results)
         self.status_counts["completions"] += len(results)
@@ -339,31 +274,37 @@ class Scorer:
         deadline_s: float,
         on_result: Callable[[int, ScoreResult], None] | None = None,
         results: list[ScoreResult | None] | None = None,
+        moved: Moved | None = None,
     ) -> list[ScoreResult]:
         """Async core of :meth:`score`; must run on the pool's event loop (use :meth:`SandboxPool.run`).
 
         Completions not scored within ``deadline_s`` seconds are cancelled (their sandboxes are replaced, in the
-        background) and get ``cancelled``. ``results``, when given, is filled as completions are scored, so that a
-        caller that stops waiting keeps what was done.
+        background) and get ``cancelled``; a completion's deadline moves by the seconds it waited for a slot of the
+        host's admission limit (other runs' executions on the host's cores are not its straggling). ``results``, when
+        given, is filled as completions are scored, so that a caller that stops waiting keeps what was done;
+        ``moved``, when given, follows how far the deadlines moved.
         """
         if results is None:
             results = [None] * len(completions)
+        moved = moved if moved is not None else Moved()
         limiter = anyio.CapacityLimiter(self.max_concurrency)
         shared: dict[tuple, Any] = {}  # identical compiled programs of a task: compiled and run once per batch
+        end = anyio.current_time() + deadline_s
 
         async def one(i: int) -> None:
-            async with limiter:
-                results[i] = await self._score_one(tasks[i], completions[i], shared)
-            if on_result is not None:
+            with anyio.CancelScope(deadline=end) as scope:
+                WAITS.set(Waits(scope, moved))
+                async with limiter:
+                    results[i] = await self._score_one(tasks[i], completions[i], shared)
+            if on_result is not None and results[i] is not None:
                 try:
                     on_result(i, results[i])
                 except Exception:  # noqa: BLE001 - a progress callback must not lose a result
                     logger.exception("trl-sandbox: on_result callback failed")
 
-        with anyio.move_on_after(deadline_s):
-            async with anyio.create_task_group() as tg:
-                for i in range(len(completions)):
-                    tg.start_soon(one, i)
+        async with anyio.create_task_group() as tg:
+            for i in range(len(completions)):
+                tg.start_soon(one, i)
         cancelled = sum(r is None for r in results)
         if cancelled:
             logger.warning("trl-sandbox: %d of %d completions were still running at the batch deadline of %.1fs; "
@@ -371,19 +312,20 @@ class Scorer:
         return [
             r
             if r is not None
-            else _unscored(tasks[i], "cancelled", deadline_s,
+            else unscored(tasks[i], "cancelled", deadline_s,
                            f"still running at the batch deadline of {deadline_s:.1f}s; cancelled")
             for i, r in enumerate(results)
         ]
 
     def _verdict(self, task: Task, verdict: Verdict, duration_s: float, **timing: Any) -> ScoreResult:
-        return _result(task.task_id, verdict, duration_s, reward_of(verdict, self.reward_mode, self.rewards), **timing)
+        reward = reward_of(verdict, self.reward_mode, self.rewards)
+        return verdict_result(task.task_id, verdict, duration_s, reward, **timing)
 
     async def _score_one(self, task: Task | TaskFormatError, completion: Any,
                          shared: dict[tuple, Any] | None = None) -> ScoreResult:
         start = time.monotonic()
         if isinstance(task, TaskFormatError):
-            return _unscored(task, "invalid_task", 0.0, str(task))
+            return unscored(task, "invalid_task", 0.0, str(task))
         try:
             text = completion_text(completion)
             language = completion_language(task.language, text, self.language, task.solutions_language) if (
@@ -401,13 +343,19 @@ class Scorer:
             return await self._execute(task, code, language, start)
         key = (id(task), language, code)
         if key in shared:  # the same program for the same task, already compiled and run (or being) in this batch
-            event, slot = shared[key]
+            event, slot, runner = shared[key]
+            waits = WAITS.get()
+            if waits is not None:  # its deadline moves with the waits of the run it waits for
+                runner.followers.append(waits)
+                waits.end(runner.admission_s)
+                if runner.since is not None:
+                    waits.begin()
             await event.wait()
             if slot:
                 return slot[0]
             return await self._execute(task, code, language, start)
         event, slot = anyio.Event(), []
-        shared[key] = (event, slot)
+        shared[key] = (event, slot, WAITS.get() or Waits())
         try:
             slot.append(await self._execute(task, code, language, start))
         finally:
@@ -420,7 +368,10 @@ class Scorer:
         """Run ``code`` (extracted, in ``language``) against ``task``'s tests in a sandbox; one retry on another
         sandbox after an infrastructure failure."""
         last_error: Exception | None = None
-        timing = _Timing()
+        timing = Timing()
+        waits = WAITS.get()
+        if waits is not None:
+            waits.timing = timing  # the task's reference run and checker self-test wait in this completion's time
         for attempt in range(2):  # an infrastructure failure is retried once, on another sandbox
             timing.retries = attempt
             judge_key = None
@@ -445,7 +396,7 @@ class Scorer:
                 )
                 key = self._record_key()
                 result = await self._run_harness(request, timing, self.budget_s(task), key=key)
-                timing.output = _output_tail(result, key)
+                timing.output = output_tail(result, key)
                 verdict = task.judge(
                     result.stdout, exit_code=result.exit_code, timed_out=result.timed_out, stderr=result.stderr,
                     key=key,
@@ -457,25 +408,27 @@ class Scorer:
                     # task is quarantined for the rest of the run, so that no program learns to void its reward so.
                     logger.warning("trl-sandbox: quarantined %s: %s", task.task_id, exc)
                     self._judges[judge_key] = TaskFormatError(f"quarantined after a judge error: {exc}")
-                return _unscored(task, "invalid_task", time.monotonic() - start, str(exc), **timing.fields())
+                return unscored(task, "invalid_task", time.monotonic() - start, str(exc), **timing.fields())
             except InfrastructureError as exc:
                 last_error = exc
                 if self.pool.closed:  # closing (Ctrl-C, a signal, the end of training): no retry, no noise
                     break
                 logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
-        return _unscored(task, "infra_error", time.monotonic() - start, str(last_error), **timing.fields())
+        return unscored(task, "infra_error", time.monotonic() - start, str(last_error), **timing.fields())
 
     def _record_key(self) -> str | None:
         """A fresh secret for one request where the backend says the program may write into the command's output
         (``Backend.authenticate_records``): the judge signs its records with it, and only those count."""
         return secrets.token_hex(16) if self.pool.backend.authenticate_records else None
 
-    async def _run_harness(self, request: dict, timing: _Timing | None = None, budget_s: float | None = None,
+    async def _run_harness(self, request: dict, timing: Timing | None = None, budget_s: float | None = None,
                            key: str | None = None) -> ExecResult:
-        timing = timing if timing is not None else _Timing()
+        waits = WAITS.get()
+        timing = timing if timing is not None else (waits.timing if waits is not None and waits.timing else Timing())
         wait_s = self.deadline_s(1)
         queued = time.monotonic()
-        async with self.pool.lease(timeout_s=wait_s) as lease, self.pool.backend.admit():  # the host's cores too
+        on_wait = waits
+        async with self.pool.lease(timeout_s=wait_s) as lease, self.pool.backend.admit(on_wait):  # the host's cores
             started = time.monotonic()
             timing.queue_s += started - queued
             sandbox = lease.sandbox
@@ -558,7 +511,7 @@ class Scorer:
             result = await self._run_harness(request, key=record_key)
             records = harness_records(result.stdout, record_key)
             if not any(r.get("done") is not None for r in records):
-                raise InfrastructureError(f"the checker's self-test did not complete: {_output_tail(result)}")
+                raise InfrastructureError(f"the checker's self-test did not complete: {output_tail(result)}")
             problem = judge_programs.selftest_problem(records, compare.get("answer_is_output", True))
             if problem is not None:
                 raise TaskFormatError(f"quarantined: {problem}")
@@ -591,43 +544,6 @@ class Scorer:
 
 #: A judge error of a task's checker or interactor (see ``trl_sandbox/harness/checkers.py``), not of the sandbox.
 _JUDGE_ERROR = re.compile(r"the (checker|interactor|output validator|interactive validator) ")
-
-
-def _unscored(
-    task: Task | TaskFormatError, status: str, duration_s: float, error: str, **timing: Any
-) -> ScoreResult:
-    """A result with no reward (``infra_error``, ``invalid_task``, ``cancelled``): TRL skips it."""
-    if isinstance(task, Task):
-        return ScoreResult(task.task_id, None, False, 0, len(task.tests), status, duration_s, error, **timing)
-    return ScoreResult(task.task_id or "?", None, False, 0, 0, status, duration_s, error, **timing)
-
-
-@dataclass
-class _Timing:
-    """Per-completion accounting across attempts (seconds)."""
-
-    queue_s: float = 0.0
-    exec_s: float = 0.0
-    retries: int = 0
-    output: str = ""
-
-    def fields(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-def _output_tail(result: ExecResult, key: str | None = None) -> str:
-    """The end of what the program printed: ``python harness.pyz`` (remote backends) sends it as the judge's JSON
-    ``{"output"}`` record, which printed text cannot forge (with ``key``: the signed one only, see
-    :func:`~trl_sandbox.tasks.harness_records`); the local backend returns it as ``stderr``."""
-    text = None
-    lines = [line for line in result.stdout.splitlines() if line.startswith(b'{"output"')]
-    if lines:
-        records = harness_records(b"\n".join(lines), key) if key is not None else harness_records(lines[-1])
-        if records and isinstance(records[-1].get("output"), str):
-            text = records[-1]["output"]
-    if text is None:
-        text = result.stderr.decode("utf-8", errors="replace")
-    return text[-OUTPUT_TAIL_CHARS:]
 
 
 # -- the scorer that code_reward uses when none is bound --------------------------------------------------------

@@ -41,6 +41,7 @@ from .formats._common import str_list
 from .harness.base import record_mac
 from .harness.cputime import WALL_FACTOR
 from .languages import LANGUAGES, build_spec, row_language, solutions_language
+from .loading import lost_fields
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +85,8 @@ class Verdict:
         partial: The partial scores of the tests not passed, summed (each a fraction of full marks in [0, 1]: a
             checker's testlib points, Frontier-CS ``Ratio:``, Kattis ``score.txt``); the ``pass_rate`` reward counts
             them, ``all_or_nothing`` pays only full marks.
+        failed_test: The index (from 0, in the task's order of tests) of the first test that did not pass, whose
+            message ``error`` is; None when none failed or the program did not get to its tests.
     """
 
     status: str
@@ -91,6 +94,7 @@ class Verdict:
     tests_total: int
     error: str | None = None
     partial: float = 0.0
+    failed_test: int | None = None
 
 
 def harness_records(stdout: bytes, key: str | None = None) -> list[dict]:
@@ -226,11 +230,18 @@ class Task:
                 or one of trl-sandbox's own); default: the row's ``task_format`` field, else detected from the fields.
 
         Raises:
-            TaskFormatError: the row matches no format, or a field has the wrong type or is malformed; the message
-                names it.
+            TaskFormatError: the row matches no format, a field has the wrong type or is malformed, or the row lost a
+                field its :data:`~trl_sandbox.loading.ROW_FIELDS` names (see :func:`~trl_sandbox.loading.task_dataset`);
+                the message names it.
         """
         if not isinstance(row, Mapping):
             raise TaskFormatError(f"a task must be a mapping (dataset row), got {type(row).__name__}")
+        lost = lost_fields(row)
+        if lost:
+            raise TaskFormatError(
+                f"the row lost its field(s) {', '.join(lost)} on the way to the reward (load_tasks read them in it; "
+                "datasets.Dataset.from_list keeps only the first row's columns): build the training dataset with "
+                "trl_sandbox.task_dataset(rows)")
         task_format = task_format or row.get("task_format") or None
         check_format(task_format)
         compare = parse_compare(row.get("compare"))
@@ -536,8 +547,9 @@ class Task:
                       if isinstance(r.get("score"), (int, float)) and not isinstance(r["score"], bool)
                       and r["score"] == r["score"])
         first_error = None
+        first_failed = next((i for i in sorted(by_index) if by_index[i].get("ok") is not True), None)
         if failing:
-            first_error = failing[0].get("error") or f"test {sorted(by_index)[0]} failed"
+            first_error = failing[0].get("error") or f"test {first_failed} failed"
         timed_out_test = next((i for i in sorted(by_index) if by_index[i].get("timeout")), None)
         if timed_out or timed_out_test is not None or exit_code == 128 + 24:  # 152: SIGXCPU, the CPU-time rlimit
             if timed_out_test is not None:
@@ -547,8 +559,9 @@ class Task:
             else:
                 reason = "the completion's time budget ran out"
             if passed or partial:  # the tests already passed keep their credit: a failure, not a timeout of the whole
-                return Verdict("failed", passed, total, f"{reason} after {passed} passed test(s)", partial)
-            return Verdict("timeout", passed, total, reason)
+                return Verdict("failed", passed, total, f"{reason} after {passed} passed test(s)", partial,
+                               timed_out_test if timed_out_test is not None else first_failed)
+            return Verdict("timeout", passed, total, reason, failed_test=timed_out_test)
         unserializable = next((r["unserializable"] for r in by_index.values() if r.get("unserializable")), None)
         if unserializable is not None:
             return Verdict("unserializable", passed, total,
@@ -560,5 +573,6 @@ class Task:
         if not passed and failing and all(r.get("crashed") and not r.get("printed") for r in failing):
             # It crashed before any output on every test it ran (a stdin program's `import nosuchmod`, `1/0`,
             # `sys.exit(3)`): the same `error` as a function program that does not load.
-            return Verdict("error", 0, total, first_error)
-        return Verdict("passed" if passed == total else "failed", passed, total, first_error, partial)
+            return Verdict("error", 0, total, first_error, failed_test=first_failed)
+        return Verdict("passed" if passed == total else "failed", passed, total, first_error, partial,
+                       None if passed == total else first_failed)

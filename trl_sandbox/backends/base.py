@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -274,11 +274,18 @@ class Backend(abc.ABC):
             "cwsandbox or e2b backend"
         )
 
-    def admit(self) -> contextlib.AbstractAsyncContextManager[Any]:
+    def admit(
+        self, on_wait: Callable[[float | None], None] | None = None
+    ) -> contextlib.AbstractAsyncContextManager[Any]:
         """An async context held around one scoring execution (``async with backend.admit(): await
         backend.exec(...)``): it waits while the machine that runs it already runs as many executions as it has
         cores. Default: nothing to wait for (a service's sandboxes run on its machines). The local backend shares one
-        limit among every pool of the host (see :mod:`._admission`)."""
+        limit among every pool of the host, serving waiting processes in turn (see :mod:`._admission`).
+
+        Args:
+            on_wait: When the execution has to wait: called with None as the wait begins, then with the seconds
+                it waited.
+        """
         return contextlib.nullcontext()
 
     async def health_check(self, sandbox: Sandbox, *, timeout_s: float = 10.0) -> bool:

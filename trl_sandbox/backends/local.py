@@ -20,7 +20,7 @@ import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -308,9 +308,9 @@ class LocalBackend(Backend):
         return (f"local backend (python {self.python}): {layers}; {admission}; other languages: "
                 f"{self._toolchains.describe()}")
 
-    def admit(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        """A slot of the host-wide admission limit for one execution (see :mod:`._admission`)."""
-        return self._admission.admit() if self._admission is not None else contextlib.nullcontext()
+    def admit(self, on_wait: Callable[[float | None], None] | None = None) -> contextlib.AbstractAsyncContextManager:
+        """A slot of the host-wide admission limit, taken in turn with other processes (see :mod:`._admission`)."""
+        return self._admission.admit(on_wait) if self._admission is not None else contextlib.nullcontext()
 
     def _python_candidates(self) -> list[str]:
         seen: list[str] = []

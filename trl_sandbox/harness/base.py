@@ -2,8 +2,10 @@
 the module names of the program and the tests, limits and process constants, short descriptions, trusted code
 compilation."""
 
+import linecache
 import os
 import sys
+import traceback
 
 #: The harness's own references to builtins a task may ban at run time in the worker (see
 #: ``worker._apply_bans``): taken when the harness is imported, before any ban, by every module that uses them.
@@ -100,6 +102,28 @@ def describe(exc):
         text = _PLAIN[cls.__name__]
         return (text + ": " + str(exc))[:500] if str(exc) else text
     return ("%s: %s" % (cls.__name__, exc))[:500]
+
+
+def keep_program_source(source):
+    """Keep the program's ``source`` for its tracebacks' lines (``linecache``, under :data:`PROGRAM_FILE`)."""
+    lines = source.splitlines(True) if _type(source) is str else []
+    linecache.cache[PROGRAM_FILE] = (sum(map(len, lines)), None, lines, PROGRAM_FILE)
+
+
+def print_program_traceback(exc):
+    """Print ``exc``'s traceback to ``sys.stderr`` (the worker's output, which the result's ``output`` shows), as
+    ``python3 prog.py`` prints an uncaught exception: from the program's first frame (the harness's own frames that
+    ran it are left out), its lines from :func:`keep_program_source`. Never raises: an exception whose message
+    raises, or a stderr the program closed, prints what it can."""
+    try:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != PROGRAM_FILE:
+            tb = tb.tb_next
+        text = "".join(traceback.format_exception(_type(exc), exc, tb))
+        sys.stderr.write(text[-8000:])
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - a traceback is help for the user, never a reason to fail the worker
+        pass
 
 
 _CODE_CACHE = {}

@@ -157,6 +157,13 @@ def _leftovers_gone(worker):
     sweep_program()
 
 
+#: Seconds a program may go on once its interactor rejected it and ended (its verdict is given): then it is ended.
+REJECTED_GRACE_S = 0.5
+#: The exit statuses by which an interactor does not reject outright, by convention: testlib's ``_ok`` (0) and
+#: ``_points`` (7), Kattis' accept (42). Any other end rejects the program, whatever it does next.
+NOT_REJECTED = {"testlib": (0, 7), "kattis": (42,)}
+
+
 #: Seconds the interactor gets to end by itself once the program's run ended, before the program's leftovers are
 #: ended (see :func:`_leftovers_gone`) and its grace starts.
 SETTLE_S = 0.2
@@ -238,7 +245,28 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit, native=
         os.close(to_program)  # the interactor's alone: the program sees its input end when the interactor ends
         opened.remove(to_program)
         wall = WALL_FACTOR * timeout
-        worker.deadline = time.monotonic() + wall + 1.0
+        backstop = time.monotonic() + wall + 1.0
+        not_rejected = NOT_REJECTED.get(convention, (0,))
+
+        ended_program = []
+
+        def until():
+            # The interactor has rejected and ended: the program ends REJECTED_GRACE_S later (it cannot change the
+            # verdict any more), not at its backstop, which would hold the sandbox and a host slot for nothing. A
+            # Python program runs in the worker, which is killed (and replaced for the next test); a compiled one is
+            # the worker's child, killed through the worker group where there is one (else at its own limit), so
+            # that the worker, which holds the binary, runs the next test.
+            status = interactor.status
+            if interactor.ended is not None and status is not None and not (
+                    os.WIFEXITED(status) and os.WEXITSTATUS(status) in not_rejected):
+                end = interactor.ended + REJECTED_GRACE_S
+                if not native:
+                    return min(backstop, end)
+                if time.monotonic() >= end and not ended_program:
+                    ended_program.append(worker.end_strays())
+            return min(backstop, time.monotonic() + 0.05)  # look again in 50 ms
+
+        worker.deadline = until
         reply = None
         timed_out = False
         broken = None
@@ -254,7 +282,7 @@ def run_interaction(worker, spec, compare, text, answer, timeout, limit, native=
             worker.kill()
         program_end = time.monotonic()
         if timed_out:  # the program was cut at the deadline (the worker may be killed already)
-            program_end = min(program_end, worker.deadline)
+            program_end = min(program_end, until())
             worker.kill()
         elif _type(reply) is dict and _type(reply.get("end")) is float:  # when the program's run ended (the same
             program_end = min(program_end, max(started, reply["end"]))  # system-wide monotonic clock)

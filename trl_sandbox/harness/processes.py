@@ -111,7 +111,8 @@ class Worker(ProgramValues, Peer):
 
     @deadline.setter
     def deadline(self, value):
-        """A wall-clock deadline (monotonic seconds, None: none) instead of a test's clock."""
+        """A wall-clock deadline (monotonic seconds, None: none, or a function returning the time to wait until
+        before calling it again, as :func:`.wire.read_frame` takes it) instead of a test's clock."""
         self._deadline, self.clock = value, None
 
     def time_test(self, seconds, extra_wall=0.0):
@@ -217,6 +218,8 @@ class Worker(ProgramValues, Peer):
         deadline, clock, cap = self.deadline, self.clock, self.cap
         if clock is not None:
             deadline = clock.until if cap is None else (lambda: min(clock.until(), cap))
+        elif cap is not None and _callable(deadline):
+            deadline = (lambda until=deadline: min(until(), cap))
         elif cap is not None:
             deadline = cap if deadline is None else min(deadline, cap)
         try:

@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 
-from .base import describe
+from .base import describe, print_program_traceback
 from .wire import read_up_to, write_all
 
 
@@ -325,6 +325,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
             reply["exit"] = status
     except BaseException as exc:  # noqa: BLE001
         reply["error"] = describe(exc)
+        print_program_traceback(exc)  # on its stderr, as python3 prog.py prints it: the result's output shows it
     _finish_like_python()
     ended = _monotonic()  # before its output closes (below): an interactor cannot have seen its end before this
     hung_up = pipes is not None and input_hung_up(0)

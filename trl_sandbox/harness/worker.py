@@ -11,7 +11,8 @@ import builtins
 import os
 import sys
 
-from .base import DEFAULT_RECURSION_LIMIT, PROGRAM_FILE, SOLUTION_MODULE, Unserializable, _getattr, _type, add_packages
+from .base import (DEFAULT_RECURSION_LIMIT, PROGRAM_FILE, SOLUTION_MODULE, Unserializable, _getattr, _type, add_packages,
+                   keep_program_source, print_program_traceback)
 from .native import build_program, limit_address_space, run_native
 from .peer import OPS, ORIGINAL_STREAMS, CallResult, Names, Peer, next_items
 from .twins import fingerprint, is_twin_type, same
@@ -158,13 +159,19 @@ class WorkerPeer(Peer):
         limit_address_space(managed=False)  # Python code runs in this process from now on: no way back up
         raise_stack_limit()
         add_packages()
+        keep_program_source(msg["program"])  # for its tracebacks
         _apply_bans(msg.get("banned") or {})
         self.code = compile(msg["program"], PROGRAM_FILE, "exec")
         if msg["mode"] == "stdio":
             self.base_rss = peak_rss()
             return Names()
         ns = {"__name__": SOLUTION_MODULE, "__builtins__": builtins}
-        exec(self.code, ns)
+        try:
+            exec(self.code, ns)
+        except BaseException as exc:
+            if _type(exc) is not SystemExit:  # printed as ``python3 prog.py`` prints it, into the result's output
+                print_program_traceback(exc)
+            raise
         prelude = msg.get("prelude")
         if prelude:  # the tests' imports, seen by the program as in the official harnesses' single module
             try:
@@ -228,6 +235,10 @@ def run_worker(cmd_r, reply_w):
     answers go to) until the judge goes away; never returns."""
     builtins.exit, builtins.quit = Quitter("exit"), Quitter("quit")
     sys.setrecursionlimit(DEFAULT_RECURSION_LIMIT)
+    try:  # what the program prints reaches the output as it prints it, as stderr does (not lost in a buffer when
+        sys.stdout.reconfigure(line_buffering=True)  # its worker is killed): the result's output shows both
+    except (AttributeError, ValueError, OSError):
+        pass
     ORIGINAL_STREAMS[0] = sys.stdout
     peer = WorkerPeer(reply_w, cmd_r)
     while True:
@@ -245,6 +256,10 @@ def run_worker(cmd_r, reply_w):
             reply = peer.serve(msg) if "q" in msg else {"e": {"desc": "RuntimeError: unexpected answer"}}
         except BaseException as exc:  # noqa: BLE001
             reply = {"e": exception_info(exc, peer)}
+        try:  # a line it printed without its newline, before the judge may kill this worker
+            ORIGINAL_STREAMS[0].flush()
+        except BaseException:  # noqa: BLE001 - a stream the program closed or replaced
+            pass
         try:
             try:
                 peer.outgoing(reply)
