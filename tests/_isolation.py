@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import socket
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -46,10 +47,24 @@ _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "htt
 not_isolated: str | None = "not configured yet"
 #: A loopback socket bound and never listening: connections to its port are refused (the proxies' address).
 _refusing: socket.socket | None = None
+_OWNER = pytest.StashKey[bool]()
 #: How many refusals (``netguard.refusals()``) have been looked at, by a test or as one outside any test.
 _seen = 0
 #: Refusals outside any test (collection, between tests): reported at the session's end.
 _outside: list[str] = []
+
+
+#: Set by a process that moved itself into a network namespace of its own: its children are in it too.
+_ISOLATED_ENV = "TRL_SANDBOX_TESTS_NETNS"
+
+
+def _only_loopback() -> bool:
+    """Whether this process's network namespace has no interface but loopback."""
+    try:
+        lines = Path("/proc/net/dev").read_text().splitlines()[2:]
+    except OSError:
+        return False
+    return [line.split(":")[0].strip() for line in lines] == ["lo"]
 
 
 def _local_names() -> list[str]:
@@ -61,14 +76,28 @@ def pytest_configure(config: pytest.Config) -> None:
     if _refusing is not None:
         return  # configured already (an in-process inner run): once per process
     not_isolated = netguard.isolate()
+    if not_isolated is None:
+        os.environ[_ISOLATED_ENV] = "1"  # pytest-xdist's workers, started after this, inherit the namespace
+    elif os.environ.get(_ISOLATED_ENV) == "1" and _only_loopback():
+        not_isolated = None  # a pytest-xdist worker (its own threads already run): in its controller's namespace
     netguard.install()
     _refusing = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    _refusing.bind(("127.0.0.1", 0))  # held until the process ends: no one else can listen there
+    _refusing.bind(("127.0.0.1", 0))  # held until the run ends: no one else can listen there
+    config.stash[_OWNER] = True
     proxy = f"http://127.0.0.1:{_refusing.getsockname()[1]}"
     for name in _PROXY_VARIABLES:
         os.environ[name] = proxy
     os.environ["NO_PROXY"] = os.environ["no_proxy"] = ",".join(_local_names())
     os.environ[netguard.ENV] = "1"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Close the refusing proxy's socket at the end (it was held for the whole run; left to the interpreter's exit,
+    it ended the run with an unclosed-socket ResourceWarning)."""
+    global _refusing
+    if _refusing is not None and config.stash.get(_OWNER, False):  # the run that opened it (not an inner one)
+        _refusing.close()
+        _refusing = None
 
 
 def pytest_report_header(config: pytest.Config) -> str:

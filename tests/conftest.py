@@ -95,15 +95,53 @@ def pacing_lock_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+#: The directory the pytest-xdist workers of one run share (made by the controlling process, which the workers
+#: inherit their environment from, and removed by it at the end).
+_RUN_DIR_ENV = "TRL_SANDBOX_TESTS_RUN_DIR"
+
+
+def pytest_configure(config):
+    """The controlling process of a pytest-xdist run (``-n``) makes the directory its workers share."""
+    if getattr(config, "workerinput", None) is None and getattr(config.option, "numprocesses", None):
+        os.environ[_RUN_DIR_ENV] = tempfile.mkdtemp(prefix="trl-sandbox-tests-run-")
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "workerinput", None) is None and os.environ.get(_RUN_DIR_ENV):
+        shutil.rmtree(os.environ.pop(_RUN_DIR_ENV), ignore_errors=True)
+
+
+def _run_dir() -> Path | None:
+    """Under pytest-xdist, the directory every worker of this run shares; else None."""
+    path = os.environ.get(_RUN_DIR_ENV)
+    return Path(path) if path else None
+
+
 @pytest.fixture(scope="session", autouse=True)
 def admission_dir():
-    """The host-wide admission limit's slot files (see ``backends/_admission.py``) in a directory of the session,
-    removed at the end: a user's stay between runs, the tests leave no file behind."""
-    path = tempfile.mkdtemp(prefix="trl-sandbox-admission-")
+    """The host-wide admission limit's slot files (see ``backends/_admission.py``) in a directory of the test run
+    (shared by its pytest-xdist workers: one limit for the host, as every run of a user shares it), removed at the
+    end: a user's stay between runs, the tests leave no file behind."""
+    shared = _run_dir()
+    path = str(shared / "admission") if shared is not None else tempfile.mkdtemp(prefix="trl-sandbox-admission-")
     os.environ["TRL_SANDBOX_ADMISSION_DIR"] = path
     yield path
     os.environ.pop("TRL_SANDBOX_ADMISSION_DIR", None)
-    shutil.rmtree(path, ignore_errors=True)
+    if shared is None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """In pytest-xdist's workers (``-n``, the default: pyproject's addopts), the tests marked ``serial`` are left out:
+    they measure or depend on the host's load (busy processes, verdicts idle and loaded, leak counts), which the other
+    workers' tests change. They run alone afterwards: ``python -m pytest -m serial -n 0`` (the README's test command
+    does both)."""
+    if getattr(config, "workerinput", None) is None:
+        return
+    serial = [item for item in items if item.get_closest_marker("serial") is not None]
+    if serial:
+        config.hook.pytest_deselected(items=serial)
+        items[:] = [item for item in items if item.get_closest_marker("serial") is None]
 
 
 @contextlib.contextmanager

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.serial  # measures or loads the host: no other test beside it (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -130,6 +130,7 @@ def test_processes_a_program_never_waits_for_are_timed_with_it(review_scorer):
         assert _not_paid(results[2])[0], _not_paid(results[2])
 
 
+@pytest.mark.serial  # an honest neighbour's time beside attackers: no other test's load on the host
 def test_detached_busy_processes_never_starve_an_honest_neighbour(review_scorer):
     """Before: the program passed its own 5 tests while the honest completion in the other sandbox (0.25 CPU-s per
     1 s test) timed out at its wall-clock backstop (1.0 -> -1.0). What the program leaves ends after each test, and
@@ -185,6 +186,7 @@ LONG_PATH = ("import os\ndef f(x):\n    for _ in range(20):\n        os.mkdir('n
              "    open('f', 'w').write('x')\n    return x * x\n")
 
 
+@pytest.mark.serial  # zero retries is its claim: beside two other test workers and two busy processes one was seen
 @pytest.mark.parametrize("attack", [DEEP_TREE, LONG_PATH], ids=["tree-1100-deep", "path-past-PATH_MAX"])
 def test_a_programs_files_never_reach_the_next_completion(review_scorer, attack):
     """Before: the tree ended the fork server (recursion), the long path spent the sandbox, and the host learned it

@@ -31,6 +31,8 @@ from trl_sandbox.backends._admission import HostAdmission, default_size
 from trl_sandbox.harness.cputime import WALL_FACTOR
 from trl_sandbox.pool import SandboxPool
 
+pytestmark = pytest.mark.serial  # measures or loads the host: no other test beside it (tests/conftest.py)
+
 #: A stdin program that computes for SECONDS of its own CPU time, then echoes its input.
 BURN = textwrap.dedent("""
     import time

@@ -4,9 +4,13 @@ leave no file descriptors, child processes, scratch directories or cgroups behin
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import soak  # noqa: E402
+
+pytestmark = pytest.mark.serial  # measures or loads the host: no other test beside it (tests/conftest.py)
 
 
 def test_short_soak_leaks_nothing():
