@@ -548,7 +548,7 @@ def test_interactive_and_file_mode(scorer):
     # A row of trl-sandbox's own says it is interactive and gives no interactor: refused as documented, never judged
     # as a plain stdin/stdout row, where a program that prints the expected outputs would be paid.
     own = {"task_id": "guess", "interactive": True, "inputs": ["37\n"], "outputs": ["37\n"]}
-    with pytest.raises(TaskFormatError, match="interactive problem .* gives no 'interactor'"):
+    with pytest.raises(TaskFormatError, match="interactive problem and gives no interactor"):
         Task.from_row(own)
     from trl_sandbox import CodeReward
 

@@ -33,9 +33,10 @@ class Moved:
 
 @dataclass(eq=False)
 class Waits:
-    """One completion's waits for slots of the host's admission limit, as
-    :meth:`trl_sandbox.scoring.Scorer.ascore` moves its deadline by them: ``scope`` (its batch deadline: none while it waits, then moved by the wait), ``moved`` (the batch's),
-    ``timing`` (its accounting), ``followers`` (the completions waiting for its run: the same program)."""
+    """One completion's waits for slots of the host's admission limit, as :meth:`trl_sandbox.scoring.Scorer.ascore`
+    moves its deadline by them: ``scope`` (its batch deadline: none while it waits, then moved by the wait),
+    ``moved`` (the batch's), ``timing`` (its accounting), ``followers`` (the completions waiting for its run: the
+    same program)."""
 
     scope: anyio.CancelScope | None = None
     moved: Moved | None = None

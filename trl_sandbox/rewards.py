@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .errors import TaskFormatError
-from .loading import ROW_FIELDS, TASK_COLUMN, decode_row, lost_fields, task_id_of
+from .loading import TASK_COLUMN, decode_row, task_id_of
 from .scoring import Scorer, ScoreResult, active_scorer
-from .tasks import Task
+from .tasks import LOST_FIELDS, Task
 
 logger = logging.getLogger(__name__)
 
@@ -307,7 +307,7 @@ class CodeReward:
                 key = str(exc)
                 if key not in self._warned:
                     self._warned.add(key)
-                    lost = bool(lost_fields(row)) if isinstance(row.get(ROW_FIELDS), list) else False
+                    lost = LOST_FIELDS in str(exc)
                     # A row that lost fields on the way is the dataset's construction, not one bad row: said loudly.
                     (logger.error if lost else logger.warning)(
                         "trl-sandbox: skipping completions of a malformed task (reward None): %s%s", exc,

@@ -139,6 +139,8 @@ def _refused(records: list[dict]) -> None:
 
 
 _WARNED_NO_PREFIX: set[str] = set()
+#: The words of the error of a row that lost fields between load_tasks and the reward (the reward says it loudly).
+LOST_FIELDS = "lost its field(s)"
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,7 @@ class Task:
         lost = lost_fields(row)
         if lost:
             raise TaskFormatError(
-                f"the row lost its field(s) {', '.join(lost)} on the way to the reward (load_tasks read them in it; "
+                f"the row {LOST_FIELDS} {', '.join(lost)} on the way to the reward (load_tasks read them in it; "
                 "datasets.Dataset.from_list keeps only the first row's columns): build the training dataset with "
                 "trl_sandbox.task_dataset(rows)")
         task_format = task_format or row.get("task_format") or None

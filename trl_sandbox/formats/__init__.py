@@ -147,15 +147,8 @@ def read_row(row: Mapping[str, Any], task_format: str | None = None) -> dict[str
             "(test_cases, contest_category), InteractBench (interactor_non_adaptive); name one with task_format="
         )
     fmt = FORMATS[name]
-    if interactive(row) and row.get("interactor") is None and not fmt.dataset:
-        # trl-sandbox's own rows too: judged as plain stdin/stdout, a program that prints the outputs would be paid
-        raise TaskFormatError(f"{name} row is an interactive problem (its 'interactive' field) and gives no "
-                              "'interactor': it cannot be judged (see docs/datasets.md, interactive problems)")
     if fmt.dataset:
         fields = fmt.read(row)
-        if interactive(row) and not fields.get("interactor") and row.get("interactor") is None:
-            raise TaskFormatError(f"{name} row is an interactive problem and gives no interactor: it cannot be "
-                                  "judged (give its source in an 'interactor' field, see docs/datasets.md)")
         if not fields["tests"]:
             raise TaskFormatError(f"{name} task has no tests")
         natural = row.get("task_id", row.get(fmt.id_field)) if fmt.id_field else row.get("task_id")
@@ -167,6 +160,10 @@ def read_row(row: Mapping[str, Any], task_format: str | None = None) -> dict[str
             raise TaskFormatError(f"{name} task has no tests (constant asserts such as 'assert True' do not count)")
         natural = row.get("task_id")
         content = [name, prefix, fields["tests"]]
+    if interactive(row) and not fields.get("interactor") and row.get("interactor") is None:
+        # every format, trl-sandbox's own too: judged as plain stdin/stdout, a program printing the outputs is paid
+        raise TaskFormatError(f"{name} row is an interactive problem and gives no interactor: it cannot be "
+                              "judged (give its source in an 'interactor' field, see docs/datasets.md)")
     if natural is None:
         natural = f"{name}-{hashlib.sha1(json.dumps(content, default=str).encode()).hexdigest()[:12]}"
     fields["task_id"] = str(natural)
