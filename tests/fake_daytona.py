@@ -14,7 +14,8 @@ Every request is recorded (``requests``: method, path, JSON body); knobs simulat
 ``rate_limit_creates`` (that many 429 answers with ``Retry-After: 0`` first), ``fail_creates_after`` (creations beyond
 that count answer 403, as an exhausted quota does), ``fail_execs`` (that many 503 answers to executions),
 ``create_delay_s`` (the sandbox is made at once, the answer comes that much later: a client that gives up meanwhile
-has made a sandbox it does not know of), ``latency_s`` (added before every answer, as a network's round trip).
+has made a sandbox it does not know of), ``register_delay_s`` (the sandbox exists only that much after the request
+came: a sweep of a client that gave up meanwhile finds nothing yet), ``latency_s`` (added before every answer, as a network's round trip).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class FakeDaytona(FakeService):
         self.fail_creates_after: int | None = None
         self.fail_execs = 0
         self.create_delay_s = 0.0
+        self.register_delay_s = 0.0
         #: Seconds added before every answer (a network's round trip).
         self.latency_s = 0.0
         #: Sessions of the process API: id -> {"sandbox", "commands": {id -> command record}}.
@@ -116,6 +118,8 @@ class FakeDaytona(FakeService):
         if self.fail_creates_after is not None and len(self.created) + self.creating >= self.fail_creates_after:
             return self._error(403, "Total CPU limit exceeded: quota reached")
         with self._creating():
+            if self.register_delay_s:  # a slow service: the sandbox exists only that much later
+                await asyncio.sleep(self.register_delay_s)
             sandbox_id = uuid.uuid4().hex
             record = await self._new_local({"fake-daytona": sandbox_id}, body.get("env"))
             dto = self._dto(sandbox_id, body)

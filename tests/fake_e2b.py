@@ -22,7 +22,8 @@ Knobs simulate the service's failures: ``rate_limit_creates`` (that many 429 ans
 ``max_running`` (creations past that many live sandboxes, those being created included, answer 429, as the free
 tier's 20), ``fail_creates_after`` (403 past that count: a quota), ``fail_execs`` (that many 502 answers to
 ``Start``, as E2B's edge proxy gives), ``create_delay_s`` (the sandbox is made at once, the answer comes that much
-later), ``vanish_next_exec`` (the sandbox is deleted while the next command runs, as one killed by E2B),
+later), ``register_delay_s`` (the sandbox exists only that much after the request came: a sweep of a client that gave
+up meanwhile finds nothing yet), ``vanish_next_exec`` (the sandbox is deleted while the next command runs, as one killed by E2B),
 ``latency_s`` (added before every answer).
 """
 
@@ -65,6 +66,7 @@ class FakeE2B(FakeService):
         self.fail_creates_after: int | None = None
         self.fail_execs = 0
         self.create_delay_s = 0.0
+        self.register_delay_s = 0.0
         self.vanish_next_exec = False
         self.latency_s = 0.0
         #: Processes started with ``Start``: pid -> {"sandbox", "process" (local, stdin ones), "task"}.
@@ -127,6 +129,8 @@ class FakeE2B(FakeService):
         if self.fail_creates_after is not None and len(self.created) + self.creating >= self.fail_creates_after:
             return self._error(403, "Team quota exceeded: out of credits")
         with self._creating():
+            if self.register_delay_s:  # a slow service: the sandbox exists only that much later
+                await asyncio.sleep(self.register_delay_s)
             sandbox_id = "i" + uuid.uuid4().hex[:19]
             record = await self._new_local({"fake-e2b": sandbox_id}, body.get("envVars"))
             self.sandboxes[sandbox_id] = {**record, "body": body, "startedAt": "2026-11-25T00:00:00Z"}

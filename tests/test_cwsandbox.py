@@ -26,6 +26,7 @@ import cwsandbox  # noqa: E402
 from trl_sandbox import ConfigurationError, InfrastructureError, SandboxConfig, Scorer, Task, load_tasks  # noqa: E402
 from trl_sandbox.backends.base import Sandbox  # noqa: E402
 from trl_sandbox.backends.cwsandbox import CWSandboxBackend, labels_to_tags, tags_to_labels  # noqa: E402
+from trl_sandbox.scoring import JUDGE_START_S  # noqa: E402
 from trl_sandbox.errors import SandboxCreationError  # noqa: E402
 from trl_sandbox.pool import default_labels  # noqa: E402
 
@@ -102,8 +103,9 @@ def test_create_exec_and_delete_with_tags_lifetime_and_no_egress(service):
         assert spec.network.deny_egress is True
     assert sorted(service.deleted[-3:]) == sorted(service.created[-3:])
     execs = [" ".join(r.command) for r in service.recorded("StreamExec") if "harness" in " ".join(r.command)]
-    # the SDK wraps the command for its cwd; inside it, coreutils timeout kills it at the completion's budget
-    budget = math.ceil(scorer.budget_s(task))  # (t + 1) * n + 5 for the task's n tests of t seconds
+    # the SDK wraps the command for its cwd; inside it, coreutils timeout kills it at the completion's budget, plus
+    # the judge's start (JUDGE_START_S)
+    budget = math.ceil(scorer.budget_s(task) + JUDGE_START_S)  # (t + 1) * n + 5 for the task's n tests of t seconds
     assert len(execs) == 2 and all(f"exec timeout -k 2 {budget} python3 {REMOTE_WORKDIR}/" in c for c in execs), execs
 
 

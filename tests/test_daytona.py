@@ -62,7 +62,7 @@ def service(fake, monkeypatch):
     fake.requests.clear()
     fake.rate_limit_creates = fake.fail_execs = 0
     fake.fail_creates_after = None
-    fake.create_delay_s = fake.latency_s = 0.0
+    fake.create_delay_s = fake.register_delay_s = fake.latency_s = 0.0
     fake.read_only_workdir = False
     monkeypatch.setenv("DAYTONA_API_KEY", "test-key")
     monkeypatch.setenv("DAYTONA_API_URL", fake.url)
@@ -163,11 +163,13 @@ def test_a_failing_or_rate_limited_pool_creation_leaks_nothing(service):
     assert service.alive == []
 
 
-def test_a_creation_the_pool_gives_up_on_leaves_no_sandbox_on_the_service(service):
+@pytest.mark.parametrize("knob", ["create_delay_s", "register_delay_s"])
+def test_a_creation_the_pool_gives_up_on_leaves_no_sandbox_on_the_service(service, knob):
     """The pool's creation deadline passes while the service is still answering a create it has already carried
     out (the backend's own retry deadline is longer): the sandbox it made is found by its creation label and
-    deleted, instead of running until auto-stop."""
-    service.create_delay_s = 3.0
+    deleted, instead of running until auto-stop; so is one the service makes only after the pool gave up
+    (``register_delay_s``: the first sweep by its label finds nothing)."""
+    setattr(service, knob, 2.5)
     before = len(service.created)
     with pytest.raises(SandboxCreationError, match="timed out"):
         Scorer.from_config(config(sandbox_pool_size=2, sandbox_create_timeout=1.0)).start()

@@ -54,7 +54,7 @@ def service(fake, monkeypatch):
     fake.requests.clear()
     fake.rate_limit_creates = fake.fail_execs = 0
     fake.fail_creates_after = fake.max_running = None
-    fake.create_delay_s = fake.latency_s = 0.0
+    fake.create_delay_s = fake.register_delay_s = fake.latency_s = 0.0
     fake.vanish_next_exec = False
     fake.read_only_workdir = False
     for name, value in _sdk_env(fake.url).items():
@@ -131,8 +131,12 @@ def test_a_failing_pool_creation_leaks_nothing(service):
     assert "quota" in str(info.value) and service.alive == []
 
 
-def test_a_slow_creation_past_the_deadline_leaves_no_sandbox(service):
-    service.create_delay_s = 3.0
+@pytest.mark.parametrize("knob", ["create_delay_s", "register_delay_s"])
+def test_a_slow_creation_past_the_deadline_leaves_no_sandbox(service, knob):
+    """The pool gives up on its creations at 1 s: the service made them (``create_delay_s``: the sandbox exists, the
+    answer is late) or makes them only later (``register_delay_s``: the first sweep finds nothing), and either way
+    they are found by their labels and deleted before ``start`` raises."""
+    setattr(service, knob, 2.5)
     before = len(service.created)
     with pytest.raises(SandboxCreationError, match="timed out"):
         Scorer.from_config(config(sandbox_pool_size=2, sandbox_create_timeout=1.0)).start()

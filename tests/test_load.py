@@ -128,6 +128,98 @@ def test_a_compiled_program_is_timed_on_its_cpu_too(scorer):
 # -- pool sizes and the host's admission limit ----------------------------------------------------------------------
 
 
+def _starve(scorer, share: float) -> None:
+    """Leave each sandbox of ``scorer``'s pool ``share`` of a core (its cgroup's CPU quota), as a host whose cores the
+    trainer and other runs keep busy leaves it: what its programs compute takes 1 / ``share`` times longer."""
+    from trl_sandbox.backends._cgroups import CPU_PERIOD_US
+
+    for sandbox_id in scorer.pool._live:
+        group = scorer.pool.backend._cgroups.dirs(sandbox_id)["cpu"]
+        if (group / "cpu.cfs_burst_us").exists():
+            (group / "cpu.cfs_burst_us").write_text("0")  # a burst may not exceed the quota
+        (group / "cpu.cfs_quota_us").write_text(str(int(CPU_PERIOD_US * share)))
+
+
+def test_a_program_the_host_starves_of_cpu_is_cut_by_its_cpu_time_not_the_wall_clock(sandbox_root):
+    """A program within its CPU limit that the host leaves 10 % of a core takes more wall time than the backstop
+    (``WALL_FACTOR`` x its limit) and still passes: past the backstop the test goes on while the program is
+    runnable, up to ``MAX_WALL_FACTOR`` x its limit. A program that sleeps is cut at the backstop as before, and
+    one that computes past its limit is still a timeout. Before: the starved program was a timeout (-1.0)."""
+    from trl_sandbox.backends._cgroups import Cgroups
+
+    if "cpu" not in Cgroups.writable().bases:
+        pytest.skip("needs a writable cpu cgroup controller (a sandbox's CPU quota)")
+    config = SandboxConfig(sandbox_pool_size=1, sandbox_test_timeout=1.0, sandbox_completion_timeout=30.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)})
+    programs = [BURN.format(seconds=0.5)]
+    if shutil.which("g++", path="/usr/local/bin:/usr/bin:/bin"):
+        programs.append("```cpp\n#include <cstdio>\n#include <ctime>\nint main() { char s[64]; scanf(\"%63s\", s);\n"
+                        "  clock_t t = clock(); while ((double)(clock() - t) / CLOCKS_PER_SEC < 0.5) {}\n"
+                        "  printf(\"%s\\n\", s); }\n```")
+    with Scorer.from_config(config) as scorer:
+        scorer.score([echo_task(1)], [programs[-1]])  # compiled before the quota (a compiler is no test)
+        _starve(scorer, 0.1)
+        for program in programs:
+            start = time.monotonic()
+            (result,) = scorer.score([echo_task(1)], [program])
+            took = time.monotonic() - start
+            assert result.status == "passed", (program[:20], result.error, result, took)
+            assert took > WALL_FACTOR * 1.0, took  # it did outlast the backstop: the check could fail
+        start = time.monotonic()
+        (result,) = scorer.score([echo_task(1)], ["import time\ntime.sleep(60)\nprint(input())"])
+        assert result.status == "timeout" and time.monotonic() - start < WALL_FACTOR * 1.0 + 15, result
+        (result,) = scorer.score([echo_task(1)], [BURN.format(seconds=3.0)])
+        assert result.status == "timeout", result
+
+
+def test_a_look_again_time_that_passes_while_the_judge_waits_for_a_cpu_is_no_timeout():
+    """``TestClock.until``-style deadlines: a time the function returned that passed only because the judge waited
+    for a CPU after the call is a look again (before: a Timeout for a program under its limit, on a starved host);
+    a time earlier than the call is the end."""
+    from trl_sandbox.harness.base import Timeout
+    from trl_sandbox.harness.wire import _read_exact
+
+    r, w = os.pipe()
+    try:
+        calls = []
+
+        def late_look():  # "look again in 10 ms", then this process is descheduled for 50 ms
+            calls.append(1)
+            when = time.monotonic() + 0.01
+            time.sleep(0.05)
+            if len(calls) == 4:
+                os.write(w, b"ok")
+            return when
+
+        assert _read_exact(r, 2, late_look) == b"ok"
+        over = time.monotonic() - 1.0
+        with pytest.raises(Timeout):
+            _read_exact(r, 2, lambda: over)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_runnable_tells_a_computing_process_from_a_sleeping_one():
+    from trl_sandbox.harness.cputime import runnable
+
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                                "child = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
+                                "time.sleep(60)"])
+    try:
+        time.sleep(1.0)
+        assert runnable([spin.pid]) is True
+        assert runnable([sleeper.pid]) is False  # its busy child is not it
+        assert runnable([sleeper.pid], descendants=True) is True
+        assert runnable([2 ** 22 + 7]) is None  # nothing to read: unknown, never "asleep"
+    finally:
+        subprocess.run(["pkill", "-KILL", "-P", str(sleeper.pid)], check=False)  # its child, while it is its parent
+        for proc in (spin, sleeper):
+            proc.kill()
+            proc.wait(10)
+
+
 def test_the_local_pool_size_follows_affinity_and_local_ranks(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(12)))
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)

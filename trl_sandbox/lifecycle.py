@@ -28,11 +28,13 @@ import signal
 import socket
 import threading
 import time
+import uuid
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ._version import __version__
 from .backends._host import process_alive
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,3 +216,20 @@ async def find_orphans(backend: Backend, *, run_id: str | None = None, older_tha
         if reason is not None:
             found.append(Orphan(sandbox, reason))
     return found
+
+
+def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[str, str]:
+    """Ownership labels for a pool's sandboxes (all ``str -> str``): ``trl-sandbox: "true"``, the package version,
+    run id, process rank, host, process id, creation time (UTC, :data:`CREATED_FORMAT`). The orphan sweep reads them
+    (:func:`find_orphans`)."""
+    if rank is None:
+        rank = int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
+    return {
+        MANAGED_LABEL: "true",
+        "trl-sandbox-version": __version__,
+        "trl-sandbox-run": run_id or uuid.uuid4().hex[:12],
+        "trl-sandbox-rank": str(rank),
+        "trl-sandbox-host": socket.gethostname(),
+        "trl-sandbox-created": time.strftime(CREATED_FORMAT, time.gmtime()),
+        "trl-sandbox-pid": str(os.getpid()),
+    }

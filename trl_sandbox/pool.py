@@ -15,8 +15,6 @@ import atexit
 import concurrent.futures
 import logging
 import math
-import os
-import socket
 import sys
 import threading
 import time
@@ -30,7 +28,7 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from . import lifecycle
-from ._version import __version__
+from .lifecycle import default_labels  # noqa: F401 - re-exported (its home before)
 from .backends import Backend, Sandbox, get_backend
 from .backends._admission import default_size
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
@@ -45,23 +43,6 @@ POOL_LABEL = "trl-sandbox-pool"
 #: Label naming one creation (random): when a creation is cut short (a deadline, Ctrl-C) after the backend may have
 #: made the sandbox, the sandboxes carrying it are found and deleted.
 CREATION_LABEL = "trl-sandbox-creation"
-
-
-def default_labels(run_id: str | None = None, rank: int | None = None) -> dict[str, str]:
-    """Ownership labels for a pool's sandboxes (all ``str -> str``): ``trl-sandbox: "true"``, the package version,
-    run id, process rank, host, process id, creation time (UTC, :data:`~trl_sandbox.lifecycle.CREATED_FORMAT`). The orphan sweep reads them
-    (:mod:`trl_sandbox.lifecycle`)."""
-    if rank is None:
-        rank = int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0)
-    return {
-        lifecycle.MANAGED_LABEL: "true",
-        "trl-sandbox-version": __version__,
-        "trl-sandbox-run": run_id or uuid.uuid4().hex[:12],
-        "trl-sandbox-rank": str(rank),
-        "trl-sandbox-host": socket.gethostname(),
-        "trl-sandbox-created": time.strftime(lifecycle.CREATED_FORMAT, time.gmtime()),
-        "trl-sandbox-pid": str(os.getpid()),
-    }
 
 
 @dataclass
@@ -153,6 +134,8 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self._live: dict[str, Sandbox] = {}
         self._deleting: set[str] = set()
         self._gone: set[str] = set()  # ids this pool deleted (a listing may still show them for a while)
+        #: Creation labels (:data:`CREATION_LABEL`) of creations cut short whose sandbox no sweep has found yet.
+        self._cut_short: set[str] = set()
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._idle_send: Any = None
@@ -239,7 +222,8 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
     def close(self) -> None:
         """Delete every sandbox of the pool (concurrently, within ``delete_timeout_s``) and stop its thread; a start
         in progress is stopped first. Creations cut short are swept by their labels, so that a sandbox the backend
-        made as the pool gave up on it is deleted too.
+        made as the pool gave up on it is deleted too; on a backend whose service may finish such a creation later
+        (``Backend.creations_outlive_cancel``), close looks for it until it shows, ``delete_timeout_s`` at most.
 
         Safe to call more than once, from any thread, from a signal handler and from :mod:`atexit`; never raises for
         a sandbox that cannot be deleted (it is logged and counted in ``stats.delete_failures``).
@@ -344,7 +328,10 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         labels = {**self.labels, POOL_LABEL: self.pool_id, CREATION_LABEL: token}
         try:
             sandbox = await self.backend.create(labels)
-        except BaseException:
+        except BaseException as exc:
+            if self.backend.creations_outlive_cancel and isinstance(exc, (anyio.get_cancelled_exc_class(),
+                                                                          TimeoutError)):
+                self._cut_short.add(token)  # the service may still make it: looked for again at close
             with anyio.CancelScope(shield=True):
                 await self._sweep_labels({CREATION_LABEL: token})
             raise
@@ -370,6 +357,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                         await self.backend.delete(sandbox)
                         self._gone.add(sandbox.id)
                         self.stats.deleted += 1
+                    self._cut_short.discard(sandbox.labels.get(CREATION_LABEL, ""))
         except Exception as exc:  # noqa: BLE001 - reported, never raised from cleanup
             logger.warning("trl-sandbox: sweeping sandboxes labelled %s failed: %r", labels, exc)
 
@@ -489,12 +477,33 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             await self._delete_all()
             # Sandboxes the backend made while the pool was giving up on their creation.
             await self._sweep_labels({POOL_LABEL: self.pool_id})
+            await self._sweep_cut_short()
             if self._idle_send is not None:
                 self._idle_send.close()
             for stream in (self._idle_receive, self._doomed_receive):
                 if stream is not None:  # closed here: one left to the garbage collector warns at interpreter exit
                     stream.close()
             await self.backend.aclose()
+
+    async def _sweep_cut_short(self) -> None:
+        """Look again, until they appear (``delete_timeout_s`` seconds at most), for the sandboxes of creations that
+        were cut short on a backend whose service may finish them later (``creations_outlive_cancel``): a service
+        slower than the pool's deadline registers the sandbox after the first sweep by its label found nothing, and
+        a pool that closed then would leave it running (and billed) until the service's own lifetime limit."""
+        if not self._cut_short:
+            return
+        logger.info("trl-sandbox: %d sandbox creation(s) were cut short; waiting up to %gs for the %s service to "
+                    "show them, to delete them", len(self._cut_short), self.delete_timeout_s, self.backend.name)
+        delay = 0.25
+        with anyio.move_on_after(self.delete_timeout_s):
+            while self._cut_short:
+                await anyio.sleep(delay)
+                delay = min(2 * delay, 4.0)
+                await self._sweep_labels({POOL_LABEL: self.pool_id})
+        if self._cut_short:
+            logger.warning("trl-sandbox: %d sandbox creation(s) cut short never showed on the %s service within %gs "
+                           "(the request may not have reached it); if it made them, its lifetime limit ends them",
+                           len(self._cut_short), self.backend.name, self.delete_timeout_s)
 
     async def _finish_background(self) -> None:
         """Let the work of :meth:`run_soon` end (it may still use the backend): ``delete_timeout_s`` seconds at most,

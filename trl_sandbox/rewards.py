@@ -239,7 +239,7 @@ class CodeReward:
             ConfigurationError, UnknownBackendError: bad sandbox options (nothing is started).
         """
         from .config import SandboxConfig
-        from .pool import default_labels
+        from .lifecycle import default_labels
 
         config = config if config is not None else SandboxConfig()
         scorer = Scorer.from_config(config, backend=backend)

@@ -437,11 +437,14 @@ class Scorer:
             timeout_s = budget_s + (self.compile_timeout_s if request.get("build") else 0.0)
             # The judge gets the command's time limit too: on a remote sandbox it ends the program's processes
             # before the service kills the command (which would leave them running), see harness/server.py.
+            # The command itself gets JUDGE_START_S more: the judge's interpreter starting on a loaded host is not
+            # the program's time (the judge counts the budget from its own start).
             signed = {"key": key} if key is not None else {}
             payload = json.dumps({**request, "budget_s": timeout_s, **signed}).encode()
             try:
-                with anyio.fail_after(timeout_s + 30.0):
-                    result = await self.pool.backend.exec(sandbox, argv, stdin=payload, timeout_s=timeout_s)
+                with anyio.fail_after(timeout_s + JUDGE_START_S + 30.0):
+                    result = await self.pool.backend.exec(sandbox, argv, stdin=payload,
+                                                          timeout_s=timeout_s + JUDGE_START_S)
                 if result.sandbox_spent:  # this execution's verdict stands; no later one may run there
                     logger.info("trl-sandbox: replacing sandbox %s: %s", sandbox.id, result.sandbox_spent)
                     lease.broken = True
@@ -543,6 +546,11 @@ class Scorer:
 
 
 #: A judge error of a task's checker or interactor (see ``trl_sandbox/harness/checkers.py``), not of the sandbox.
+#: Seconds a harness command gets beyond its completion's budget (``budget_s``, which the judge counts from its own
+#: start and gives the program, see ``harness/server.py``): for the judge's interpreter and imports to start, which
+#: take well over a second on a host whose cores are all busy. Without it, a judge that started late was killed by
+#: the backend's limit before its first record (an infrastructure error), or before it had ended the program.
+JUDGE_START_S = 10.0
 _JUDGE_ERROR = re.compile(r"the (checker|interactor|output validator|interactive validator) ")
 
 

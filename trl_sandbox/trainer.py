@@ -28,7 +28,7 @@ from .backends import Backend
 from .config import SandboxConfig
 from .environment import CodeEnvironment, environment_metrics, rewards_of
 from .errors import ConfigurationError
-from .pool import default_labels
+from .lifecycle import default_labels
 from .rewards import CodeReward
 from .scoring import Scorer, set_active_scorer
 

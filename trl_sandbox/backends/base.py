@@ -177,6 +177,11 @@ class Backend(abc.ABC):
     #: linked against them (small); else it is linked statically, to run in any Linux image (see
     #: :mod:`trl_sandbox.judge_programs`).
     shares_host_libraries: bool = False
+    #: Whether a creation the client gave up on (cancelled, timed out) may still be completed by the service, which
+    #: then holds a sandbox the pool never saw (a cloud API that keeps working on a request whose connection
+    #: closed). The pool then looks for it by its labels until it appears, for ``delete_timeout_s`` at most, when it
+    #: closes (see :meth:`trl_sandbox.pool.SandboxPool.close`).
+    creations_outlive_cancel: bool = False
 
     async def start(self) -> None:
         """Validate configuration and check that the backend can work. Default: nothing to check.

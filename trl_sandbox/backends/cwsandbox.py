@@ -110,6 +110,7 @@ class CWSandboxBackend(Backend):
 
     name = "cwsandbox"
     authenticate_records = True  # the program may write into the command's output (see Backend)
+    creations_outlive_cancel = True  # the service finishes a creation whose request was given up on
 
     def __init__(
         self,

@@ -118,6 +118,7 @@ class DaytonaBackend(Backend):
 
     name = "daytona"
     authenticate_records = True  # the program may write into the command's output (see Backend)
+    creations_outlive_cancel = True  # the service finishes a creation whose request was given up on
 
     def __init__(
         self,

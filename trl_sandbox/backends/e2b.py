@@ -117,6 +117,7 @@ class E2BBackend(Backend):
 
     name = "e2b"
     authenticate_records = True  # the program may write into the command's output (see Backend)
+    creations_outlive_cancel = True  # the service finishes a creation whose request was given up on
 
     def __init__(
         self,

@@ -121,6 +121,7 @@ class HFBackend(Backend):
 
     name = "hf"
     authenticate_records = True  # the program may write into the command's output (see Backend)
+    creations_outlive_cancel = True  # the service finishes a creation whose request was given up on
 
     def __init__(
         self,

@@ -12,6 +12,12 @@ program's own processes waited for). Children still running are not counted unti
 The judge reads the worker's ``/proc/<pid>/stat`` (the kernel's accounting, which the program cannot change; through
 the pid its pidfd names in this ``/proc``: the worker may be in a PID namespace of its own). Where ``/proc`` does not
 show the worker, the limit is wall clock, as before (the backstop's clock at 1 x the limit).
+
+The backstop is for a program that does not compute; one that is computing is cut by its CPU time. So when the
+backstop comes while a thread of the program is runnable (:func:`runnable`: running, or waiting for a core that the
+host's other work holds), the test goes on, looked at again every :data:`RUNNABLE_RECHECK_S`, up to
+:data:`MAX_WALL_FACTOR` times its limit: on a host whose cores are busy with the trainer's and other runs' work, a
+program within its CPU limit still passes, and one that sleeps is cut at the first look that finds it asleep.
 """
 
 import os
@@ -23,6 +29,13 @@ from .base import Timeout
 #: sleeps, blocks on input, or waits for a lock): enough for a program within its CPU limit to pass on a host with
 #: three runnable processes per core; problemtools and DOMjudge also give wall time a multiple of the CPU limit.
 WALL_FACTOR = 3.0
+#: Wall-clock time a test may run, as a multiple of its limit, while the program keeps a thread runnable past its
+#: backstop (see the module's docstring): its CPU time cuts it first unless the host starves it of CPU that long.
+MAX_WALL_FACTOR = 10.0
+#: Seconds between two looks at whether the program is runnable, once its backstop has passed.
+RUNNABLE_RECHECK_S = 0.05
+#: Most processes :func:`runnable` looks at (a fork bomb is bounded by its CPU time and the process limit anyway).
+_RUNNABLE_MAX_PROCESSES = 256
 #: Clock ticks per second of ``/proc/<pid>/stat``'s times.
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: The shortest pause between two looks at the CPU time once a test's wall time has passed its limit (seconds).
@@ -58,6 +71,38 @@ def open_stat(pid, pidfd=None):
         return None
 
 
+def runnable(pids, descendants=False):
+    """True when a thread of one of the processes ``pids`` (as this ``/proc`` numbers them; None: not visible) is
+    running or runnable (state ``R`` in ``/proc/<pid>/task/<tid>/stat``: computing, or waiting for a CPU); with
+    ``descendants``, their children too (``/proc/<pid>/task/<tid>/children``), :data:`_RUNNABLE_MAX_PROCESSES`
+    processes at most. False when every thread read is asleep; None when no process could be read at all (gone, or a
+    ``/proc`` this process may not read: a landlocked worker's)."""
+    pending, seen, read = list(pids), set(), False
+    while pending and len(seen) < _RUNNABLE_MAX_PROCESSES:
+        pid = pending.pop()
+        if pid in seen or pid is None or pid <= 0:
+            continue
+        seen.add(pid)
+        try:
+            tids = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            continue
+        for tid in tids:
+            base = "/proc/%d/task/%s/" % (pid, tid)
+            try:
+                with open(base + "stat", "rb") as f:
+                    data = f.read(512)
+                read = True
+                if data[data.rindex(b")") + 2:][:1] == b"R":
+                    return True
+                if descendants:
+                    with open(base + "children", "rb") as f:
+                        pending += [int(child) for child in f.read().split()]
+            except (OSError, ValueError):
+                continue
+    return False if read else None
+
+
 class CpuReader:
     """The CPU seconds a process used so far, from ``fd`` (its ``/proc/<pid>/stat``, see :func:`open_stat`; None: not
     known): user and system time of all its threads, and of the children it waited for (``utime + stime + cutime +
@@ -84,10 +129,12 @@ class CpuReader:
 
 class TestClock:
     """One test's limit: ``limit`` CPU seconds of the worker (``reader``, a :class:`CpuReader` or None), and at most
-    ``WALL_FACTOR * limit + extra_wall`` seconds of wall time. :meth:`until` says how long to wait before looking
-    again; :meth:`check` raises :class:`.base.Timeout` when the CPU time is over the limit."""
+    ``WALL_FACTOR * limit + extra_wall`` seconds of wall time, or up to ``MAX_WALL_FACTOR * limit + extra_wall`` while
+    ``busy()`` (a callable: whether a process of the program is runnable, see :func:`runnable`; None: never) says it
+    is computing when the backstop comes. :meth:`until` says how long to wait before looking again; :meth:`check`
+    raises :class:`.base.Timeout` when the CPU time is over the limit."""
 
-    def __init__(self, reader, limit, extra_wall=0.0):
+    def __init__(self, reader, limit, extra_wall=0.0, busy=None):
         now = time.monotonic()
         self.reader, self.limit = reader, float(limit)
         self.start = reader.seconds() if reader is not None else None
@@ -95,6 +142,19 @@ class TestClock:
             self.reader = None
         self.look = now + self.limit
         self.backstop = now + (WALL_FACTOR * self.limit if self.reader is not None else self.limit) + extra_wall
+        # Only a CPU-timed test goes past its backstop: on wall clock alone, a runnable program is just slow.
+        self.busy = busy if self.reader is not None else None
+        self.ceiling = now + MAX_WALL_FACTOR * self.limit + extra_wall
+
+    def _past_backstop(self, now):
+        """Whether the wall-clock backstop has passed at ``now``; moved on by :data:`RUNNABLE_RECHECK_S` instead while
+        the program is runnable (below the ceiling)."""
+        if now < self.backstop:
+            return False
+        if self.busy is not None and now < self.ceiling and self.busy() is True:
+            self.backstop = min(now + RUNNABLE_RECHECK_S, self.ceiling)
+            return False
+        return True
 
     def used(self):
         """CPU seconds used since the test started (wall seconds without a reader)."""
@@ -105,14 +165,17 @@ class TestClock:
         return self.limit + time.monotonic() - self.look
 
     def until(self):
-        """The monotonic time to wait until before calling again; a time already past means the test is over its
-        limit (its CPU time, or the wall-clock backstop)."""
+        """The monotonic time to wait until before calling again. The test is over its limit (its CPU time, or the
+        wall-clock backstop) when it returns a time earlier than the call (a fixed time that has passed, see
+        :func:`.wire.read_frame`); a time that passes while the caller waits for a CPU only means: look again."""
         now = time.monotonic()
-        if now < self.look or now >= self.backstop:
+        if self._past_backstop(now):
+            return self.backstop
+        if now < self.look:
             return min(self.look, self.backstop)
         used = self.used()
         if used >= self.limit:
-            return now
+            return self.look  # passed already, and the same at every later call
         self.look = now + max(self.limit - used, _MIN_RECHECK_S)  # CPU time never runs ahead of one thread's wall
         return min(self.look, self.backstop)
 

@@ -13,7 +13,7 @@ import signal
 import time
 
 from .base import PR_SET_PDEATHSIG
-from .cputime import WALL_FACTOR
+from .cputime import MAX_WALL_FACTOR, WALL_FACTOR
 from .stdio import exit_error as _exit_error
 from .stdio import input_hung_up, memory_file, program_files, program_output
 from .stdio import wait_child as _wait
@@ -155,7 +155,8 @@ def _check_toolchain(names):
 
 def run_native(argv, text, limit, timeout, files=None, managed=False, only=False, pipes=None):
     """Run the compiled program ``argv`` once with ``text`` on stdin, within ``timeout`` seconds of its CPU time
-    (threads and waited-for children included) and :data:`.cputime.WALL_FACTOR` times that of wall time; returns
+    (threads and waited-for children included) and :data:`.cputime.WALL_FACTOR` times that of wall time (up to
+    :data:`.cputime.MAX_WALL_FACTOR` while it computes, see :func:`.stdio.wait_child`); returns
     ``{"out", "truncated"?, "error"?, "timeout"?, "rss"}`` as :func:`.stdio.run_stdin` does (``rss``: the program's
     peak resident memory, bytes). Its stderr is the worker's (part of the completion's output). ``files`` as for
     :func:`.stdio.run_stdin` (``only``: the files alone, no stdin, stdout discarded). ``pipes``: an interactive
@@ -173,7 +174,8 @@ def run_native(argv, text, limit, timeout, files=None, managed=False, only=False
         if pipes is not None:
             os.close(out_fd)
     usage = {}
-    status, rss, timed_out = _wait(pid, time.monotonic() + WALL_FACTOR * timeout, usage)
+    begun = time.monotonic()
+    status, rss, timed_out = _wait(pid, begun + WALL_FACTOR * timeout, usage, ceiling=begun + MAX_WALL_FACTOR * timeout)
     hung_up = probe is not None and input_hung_up(probe)
     if probe is not None:
         os.close(probe)

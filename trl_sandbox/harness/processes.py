@@ -40,7 +40,7 @@ from .base import (
     describe,
     harness_file,
 )
-from .cputime import CpuReader, TestClock, open_stat
+from .cputime import CpuReader, TestClock, open_stat, proc_pid, runnable
 from .ownership import PROGRAM_VALUES_BUDGET, ProgramValues  # noqa: F401 - re-exported
 from .peer import JUDGE_OPS, OPS, Peer, next_items
 from .values import decode, encode, strict_str
@@ -122,9 +122,26 @@ class Worker(ProgramValues, Peer):
         if self.cpu is None:  # a worker in this PID namespace (the fork server gives its own workers' readers)
             fd = open_stat(self.pid, self.pidfd)
             self.cpu = CpuReader(fd if fd is not None else open_stat(self.pid))
-        clock = TestClock(self.cpu, seconds, extra_wall)
+        clock = TestClock(self.cpu, seconds, extra_wall, busy=self.computing)
         self.deadline = clock.backstop
         self.clock = clock
+
+    def computing(self):
+        """Whether a thread of the program is runnable now (see :func:`.cputime.runnable`): of a process of the
+        worker group when there is one (everything the program started), else of the worker and its descendants."""
+        if self.group is None:
+            return runnable([proc_pid(self.pid, self.pidfd)], descendants=True)
+        visible = []  # the group's pids are this PID namespace's; this /proc may number them another's
+        for pid in self.group.members():
+            try:
+                pidfd = os.pidfd_open(pid)
+            except OSError:  # gone already
+                continue
+            try:
+                visible.append(proc_pid(pid, pidfd))
+            finally:
+                os.close(pidfd)
+        return runnable(visible)
 
     def descriptors(self):
         """The descriptors this object needs to talk to, time and end the worker (a fork of the judge that uses it,

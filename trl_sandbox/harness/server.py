@@ -130,6 +130,8 @@ def _judge_request(header, request, spawn, ready=()):
         try:
             signal.setitimer(signal.ITIMER_REAL, timeout_s)
             req = json.loads(request)
+            if req.get("budget_s"):  # the completion's budget: the command's limit also holds the judge's start
+                cap = min(cap, start + float(req["budget_s"]))
             records.append({"ready": True})
             test_timeout = float(req.get("test_timeout_s", 5.0))
             if req["mode"] == "reference":

@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 
+from . import cputime
 from .base import describe, print_program_traceback
 from .wire import read_up_to, write_all
 
@@ -92,10 +93,14 @@ def input_hung_up(fd):
         return False
 
 
-def wait_child(pid, deadline, usage_out=None):
+def wait_child(pid, deadline, usage_out=None, ceiling=None):
     """Wait for child ``pid`` until ``deadline`` (monotonic seconds); past it, kill its process group. Returns
     ``(status, peak resident bytes, timed out)``; ``usage_out`` (a dict), when given, gets ``cpu_s``: the child's
-    user and system CPU seconds (``wait4``'s ``rusage``, its waited-for children included)."""
+    user and system CPU seconds (``wait4``'s ``rusage``, its waited-for children included). With a ``ceiling``
+    (monotonic seconds), the deadline moves on while the child or a descendant of it is runnable, up to the ceiling
+    (a program that computes on a busy host is cut by its CPU-time limit, not the wall clock: see :mod:`.cputime`),
+    and while that cannot be read (a worker that may not read ``/proc``): the judge, which times the worker with the
+    same rule, then ends a program that sleeps."""
     pause = 0.0005
     try:  # woken when it ends, not on the next poll: a compiled program's test costs a fork and exec, no more
         pidfd = os.pidfd_open(pid)
@@ -105,14 +110,16 @@ def wait_child(pid, deadline, usage_out=None):
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             break
-        if pidfd is not None:
-            left = deadline - time.monotonic()
-            if left > 0:
-                select.select([pidfd], [], [], left)
-                if usage_out is not None:
-                    usage_out["end"] = time.monotonic()  # woken by its end (a moment after it)
-                continue
-        if time.monotonic() >= deadline:
+        now = time.monotonic()  # the one clock reading of this look: a wait for a CPU after it moves no deadline
+        if (now >= deadline and ceiling is not None and now < ceiling
+                and cputime.runnable([cputime.proc_pid(pid, pidfd)], descendants=True) is not False):
+            deadline = min(now + cputime.RUNNABLE_RECHECK_S, ceiling)
+        if pidfd is not None and now < deadline:
+            select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()))
+            if usage_out is not None:
+                usage_out["end"] = time.monotonic()  # woken by its end (a moment after it)
+            continue
+        if now >= deadline:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:

@@ -95,16 +95,26 @@ def _dumps(obj):
 def _read_exact(fd, n, deadline, output=None):
     """Read ``n`` bytes from ``fd`` by ``deadline`` (monotonic seconds, None: no limit, or a function returning the
     time to wait until before calling it again: see :meth:`.cputime.TestClock.until`); meanwhile keep draining the
-    worker's ``output`` (a :class:`WorkerOutput`) so that a worker printing a lot never blocks."""
+    worker's ``output`` (a :class:`WorkerOutput`) so that a worker printing a lot never blocks.
+
+    A function's time is over only when it is earlier than the moment it was called: one that passed while this
+    process waited for a CPU after the call (a starved host, a throttled sandbox) means look again, never the end of
+    a test whose CPU time is under its limit."""
     chunks = []
     while n:
         if deadline is not None or output is not None:
             while True:
                 remaining = None
-                if deadline is not None:
-                    remaining = (deadline() if _callable(deadline) else deadline) - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise Timeout()
+                if _callable(deadline):
+                    called = time.monotonic()
+                    when = deadline()
+                    if when < called:
+                        raise Timeout()
+                    remaining = max(0.0, when - time.monotonic())
+                elif deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise Timeout()
                 ready = select.select([fd] if output is None else [fd, output.fd], [], [], remaining)[0]
                 if not ready:  # the deadline says whether this was the end, or a moment to look at the CPU time
                     continue
