@@ -175,7 +175,7 @@ def test_a_program_the_host_starves_of_cpu_is_cut_by_its_cpu_time_not_the_wall_c
 def test_a_look_again_time_that_passes_while_the_judge_waits_for_a_cpu_is_no_timeout():
     """``TestClock.until``-style deadlines: a time the function returned that passed only because the judge waited
     for a CPU after the call is a look again (before: a Timeout for a program under its limit, on a starved host);
-    a time earlier than the call is the end."""
+    a time earlier than the call is the end, unless the worker's answer is already there (before: a Timeout too)."""
     from trl_sandbox.harness.base import Timeout
     from trl_sandbox.harness.wire import _read_exact
 
@@ -195,6 +195,13 @@ def test_a_look_again_time_that_passes_while_the_judge_waits_for_a_cpu_is_no_tim
         over = time.monotonic() - 1.0
         with pytest.raises(Timeout):
             _read_exact(r, 2, lambda: over)
+        with pytest.raises(Timeout):
+            _read_exact(r, 2, over)
+        # an answer the worker wrote before the judge looked, late, is read (its CPU time is checked after it)
+        os.write(w, b"ok")
+        assert _read_exact(r, 2, lambda: over) == b"ok"
+        os.write(w, b"ok")
+        assert _read_exact(r, 2, over) == b"ok"
     finally:
         os.close(r)
         os.close(w)

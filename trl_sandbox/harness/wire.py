@@ -99,7 +99,8 @@ def _read_exact(fd, n, deadline, output=None):
 
     A function's time is over only when it is earlier than the moment it was called: one that passed while this
     process waited for a CPU after the call (a starved host, a throttled sandbox) means look again, never the end of
-    a test whose CPU time is under its limit."""
+    a test whose CPU time is under its limit. Past the deadline, what the worker has already written is still read
+    (the judge looked late, the worker did not: its CPU time is checked after the answer)."""
     chunks = []
     while n:
         if deadline is not None or output is not None:
@@ -108,13 +109,15 @@ def _read_exact(fd, n, deadline, output=None):
                 if _callable(deadline):
                     called = time.monotonic()
                     when = deadline()
-                    if when < called:
-                        raise Timeout()
-                    remaining = max(0.0, when - time.monotonic())
+                    remaining = None if when < called else max(0.0, when - time.monotonic())
                 elif deadline is not None:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
+                        remaining = None
+                if deadline is not None and remaining is None:  # over; but an answer already here is read
+                    if not select.select([fd], [], [], 0)[0]:
                         raise Timeout()
+                    break
                 ready = select.select([fd] if output is None else [fd, output.fd], [], [], remaining)[0]
                 if not ready:  # the deadline says whether this was the end, or a moment to look at the CPU time
                     continue
