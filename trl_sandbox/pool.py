@@ -43,6 +43,10 @@ POOL_LABEL = "trl-sandbox-pool"
 #: Label naming one creation (random): when a creation is cut short (a deadline, Ctrl-C) after the backend may have
 #: made the sandbox, the sandboxes carrying it are found and deleted.
 CREATION_LABEL = "trl-sandbox-creation"
+#: Seconds a closing pool keeps looking for the sandboxes of creations it cut short on a backend whose service may
+#: finish them later (a cloud service registers a sandbox seconds after the request): long enough for that, short
+#: enough that Ctrl-C during a start is not a minute's wait; what shows later ends at the service's lifetime limit.
+CUT_SHORT_WAIT_S = 30.0
 
 
 @dataclass
@@ -223,7 +227,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         """Delete every sandbox of the pool (concurrently, within ``delete_timeout_s``) and stop its thread; a start
         in progress is stopped first. Creations cut short are swept by their labels, so that a sandbox the backend
         made as the pool gave up on it is deleted too; on a backend whose service may finish such a creation later
-        (``Backend.creations_outlive_cancel``), close looks for it until it shows, ``delete_timeout_s`` at most.
+        (``Backend.creations_outlive_cancel``), close looks for it until it shows, :data:`CUT_SHORT_WAIT_S` at most.
 
         Safe to call more than once, from any thread, from a signal handler and from :mod:`atexit`; never raises for
         a sandbox that cannot be deleted (it is logged and counted in ``stats.delete_failures``).
@@ -486,16 +490,18 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             await self.backend.aclose()
 
     async def _sweep_cut_short(self) -> None:
-        """Look again, until they appear (``delete_timeout_s`` seconds at most), for the sandboxes of creations that
-        were cut short on a backend whose service may finish them later (``creations_outlive_cancel``): a service
-        slower than the pool's deadline registers the sandbox after the first sweep by its label found nothing, and
-        a pool that closed then would leave it running (and billed) until the service's own lifetime limit."""
+        """Look again, until they appear (:data:`CUT_SHORT_WAIT_S` seconds at most, never past ``delete_timeout_s``),
+        for the sandboxes of creations that were cut short on a backend whose service may finish them later
+        (``creations_outlive_cancel``): a service slower than the pool's deadline registers the sandbox after the
+        first sweep by its label found nothing, and a pool that closed then would leave it running (and billed)
+        until the service's own lifetime limit."""
         if not self._cut_short:
             return
+        wait_s = min(CUT_SHORT_WAIT_S, self.delete_timeout_s)
         logger.info("trl-sandbox: %d sandbox creation(s) were cut short; waiting up to %gs for the %s service to "
-                    "show them, to delete them", len(self._cut_short), self.delete_timeout_s, self.backend.name)
+                    "show them, to delete them", len(self._cut_short), wait_s, self.backend.name)
         delay = 0.25
-        with anyio.move_on_after(self.delete_timeout_s):
+        with anyio.move_on_after(wait_s):
             while self._cut_short:
                 await anyio.sleep(delay)
                 delay = min(2 * delay, 4.0)
@@ -503,7 +509,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         if self._cut_short:
             logger.warning("trl-sandbox: %d sandbox creation(s) cut short never showed on the %s service within %gs "
                            "(the request may not have reached it); if it made them, its lifetime limit ends them",
-                           len(self._cut_short), self.backend.name, self.delete_timeout_s)
+                           len(self._cut_short), self.backend.name, wait_s)
 
     async def _finish_background(self) -> None:
         """Let the work of :meth:`run_soon` end (it may still use the backend): ``delete_timeout_s`` seconds at most,

@@ -545,12 +545,12 @@ class Scorer:
         return cached
 
 
-#: A judge error of a task's checker or interactor (see ``trl_sandbox/harness/checkers.py``), not of the sandbox.
 #: Seconds a harness command gets beyond its completion's budget (``budget_s``, which the judge counts from its own
 #: start and gives the program, see ``harness/server.py``): for the judge's interpreter and imports to start, which
 #: take well over a second on a host whose cores are all busy. Without it, a judge that started late was killed by
 #: the backend's limit before its first record (an infrastructure error), or before it had ended the program.
 JUDGE_START_S = 10.0
+#: A judge error of a task's checker or interactor (see ``trl_sandbox/harness/checkers.py``), not of the sandbox.
 _JUDGE_ERROR = re.compile(r"the (checker|interactor|output validator|interactive validator) ")
 
 
