@@ -179,8 +179,8 @@ class Backend(abc.ABC):
     shares_host_libraries: bool = False
     #: Whether a creation the client gave up on (cancelled, timed out) may still be completed by the service, which
     #: then holds a sandbox the pool never saw (a cloud API that keeps working on a request whose connection
-    #: closed). The pool then looks for it by its labels until it appears, for ``delete_timeout_s`` at most, when it
-    #: closes (see :meth:`trl_sandbox.pool.SandboxPool.close`).
+    #: closed). The pool then looks for it by its labels until it appears, ``CUT_SHORT_WAIT_S`` (30 s) at most, when
+    #: it closes (see :meth:`trl_sandbox.pool.SandboxPool.close`).
     creations_outlive_cancel: bool = False
 
     async def start(self) -> None:
