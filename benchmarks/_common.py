@@ -21,7 +21,7 @@ def progress(message: str) -> None:
 def scoring_bar(total: int, desc: str) -> Any:
     """A tqdm bar on stderr for ``total`` completions (shown when stderr is a terminal, as ``trl-sandbox score``
     shows its own); update it from ``Scorer.score``'s ``on_result``."""
-    from trl_sandbox.pool import progress_bar
+    from trl_sandbox.progress import progress_bar
 
     return progress_bar(None, total=total, desc=desc, unit="completion")
 

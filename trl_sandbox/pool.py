@@ -15,7 +15,6 @@ import atexit
 import concurrent.futures
 import logging
 import math
-import sys
 import threading
 import time
 import uuid
@@ -33,6 +32,7 @@ from .backends import Backend, Sandbox, get_backend
 from .backends._admission import default_size
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
 from .harness.archive import HARNESS_FILES
+from .progress import progress_bar
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -140,6 +140,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         self._gone: set[str] = set()  # ids this pool deleted (a listing may still show them for a while)
         #: Creation labels (:data:`CREATION_LABEL`) of creations cut short whose sandbox no sweep has found yet.
         self._cut_short: set[str] = set()
+        self._creating = 0  # creations in flight (close waits for them before it sweeps and closes the backend)
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._idle_send: Any = None
@@ -328,6 +329,15 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
     async def _create_one(self) -> Sandbox:
         """Create one sandbox and write the harness into it. However it ends, no sandbox is left unaccounted for: a
         creation cut short is swept by its :data:`CREATION_LABEL`, a sandbox whose setup failed is deleted."""
+        if self._closed:  # a lease that found an empty slot while the pool closes: no new sandbox
+            raise InfrastructureError("the sandbox pool is closed")
+        self._creating += 1
+        try:
+            return await self._create_labelled()
+        finally:
+            self._creating -= 1
+
+    async def _create_labelled(self) -> Sandbox:
         token = uuid.uuid4().hex[:12]
         labels = {**self.labels, POOL_LABEL: self.pool_id, CREATION_LABEL: token}
         try:
@@ -478,6 +488,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                 with anyio.move_on_after(self.delete_timeout_s):
                     await self._reaper_done.wait()
             await self._finish_background()
+            with anyio.move_on_after(self.delete_timeout_s):  # a creation in flight deletes what it made itself
+                while self._creating:
+                    await anyio.sleep(0.02)
             await self._delete_all()
             # Sandboxes the backend made while the pool was giving up on their creation.
             await self._sweep_labels({POOL_LABEL: self.pool_id})
@@ -634,16 +647,3 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         """The sandboxes this pool created and has not deleted (a snapshot)."""
         return list(self._live.values())
 
-
-def progress_bar(show: bool | None, **kwargs: Any) -> Any:
-    """A tqdm progress bar on stderr (``kwargs`` go to ``tqdm``); ``show=None`` shows it only when stderr is a
-    terminal, ``False`` never. The bar is safe to update from the pool's thread."""
-    from tqdm import tqdm
-
-    return tqdm(disable=(not sys.stderr.isatty()) if show is None else not show, file=sys.stderr,
-                dynamic_ncols=True, **kwargs)
-
-
-def rounds(n: int, width: int) -> int:
-    """Number of rounds needed to run ``n`` executions ``width`` at a time."""
-    return max(1, math.ceil(n / max(1, width)))

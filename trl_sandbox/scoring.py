@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 import secrets
 import threading
@@ -57,7 +58,7 @@ from . import judge_programs
 from .errors import ConfigurationError, InfrastructureError, TaskFormatError
 from .harness.archive import HARNESS_NAME
 from .languages import LANGUAGES, completion_language, language_named
-from .pool import SandboxPool, rounds
+from .pool import SandboxPool
 from .deadlines import WAITS, Moved, Waits
 from .results import STATUSES, ScoreResult, Timing, output_tail, reward_of, unscored, verdict_result
 from .tasks import Task, Verdict, harness_records
@@ -572,3 +573,8 @@ def set_active_scorer(scorer: Scorer | None) -> Scorer | None:
 def active_scorer() -> Scorer | None:
     """The scorer set by :func:`set_active_scorer`, if any."""
     return _active
+
+
+def rounds(n: int, width: int) -> int:
+    """Number of rounds needed to run ``n`` executions ``width`` at a time."""
+    return max(1, math.ceil(n / max(1, width)))

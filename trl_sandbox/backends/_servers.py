@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from ..errors import InfrastructureError
 from ._executions import ForkServer
 from .base import Sandbox
 
@@ -30,6 +31,10 @@ class ForkServers:
         self._versions: dict[str, int] = {}  # the version of the list each server started with
         self._version = 0
         self._restart_lock: anyio.Lock | None = None
+        #: Sandboxes whose deletion has begun (:meth:`delete`): no execution starts on them any more. One that did
+        #: (Ctrl-C during a batch: the closing pool deletes the sandboxes executions still hold) would find no server
+        #: and run a launcher of its own, whose scratch directory in the tree being removed could outlive the deletion.
+        self._deleted: set[str] = set()
 
     def __contains__(self, sandbox_id: str) -> bool:
         return sandbox_id in self._servers
@@ -58,8 +63,11 @@ class ForkServers:
         """``sandbox``'s server (None without one), restarted first when stale (which ends what it runs).
 
         Raises:
-            InfrastructureError: the new server did not start (the sandbox has none then).
+            InfrastructureError: the sandbox's deletion has begun, or the new server did not start (the sandbox has
+                none then).
         """
+        if sandbox.id in self._deleted:
+            raise InfrastructureError(f"local backend: sandbox {sandbox.id} does not exist (it was deleted)")
         server = self._servers.get(sandbox.id)
         if server is None or self._versions.get(sandbox.id) == self._version:
             return server
@@ -79,6 +87,12 @@ class ForkServers:
         if server is not None:
             with anyio.CancelScope(shield=True):
                 await server.stop()
+
+    async def delete(self, sandbox_id: str) -> None:
+        """Stop ``sandbox_id``'s server for good: the sandbox is being deleted, and no execution starts on it from
+        now on (:meth:`current` raises). Not cancellable."""
+        self._deleted.add(sandbox_id)
+        await self.stop(sandbox_id)
 
     async def stop_all(self) -> None:
         """Stop every server."""

@@ -609,8 +609,8 @@ class LocalBackend(Backend):
 
     async def delete(self, sandbox: Sandbox) -> None:
         """Stop the sandbox's fork server (killing running executions) and delete its directory (and anything an
-        execution left). Missing sandboxes are ignored."""
-        await self._servers.stop(sandbox.id)
+        execution left). Missing sandboxes are ignored. From its first step, no execution starts on the sandbox."""
+        await self._servers.delete(sandbox.id)
         self._harness_ok.discard(sandbox.id)
         path = self.root_dir / sandbox.id
         if path.exists():
