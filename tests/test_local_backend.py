@@ -129,6 +129,36 @@ def test_write_files_list_and_delete(backend):
     assert read.stdout.strip() == b"payload" and listed == {a_id} and after == []
 
 
+def test_an_execution_that_starts_while_its_sandbox_is_deleted_is_refused_and_leaves_nothing(own_sandbox_root):
+    """Ctrl-C during a batch: the closing pool deletes the sandboxes that executions still hold, and their
+    executions go on. One that starts on a sandbox whose deletion has begun is an infrastructure error at once.
+    Before, with fork servers, it ran a launcher of its own in the tree being removed, whose scratch directory could
+    keep the sandbox's directory on disk (CI, 2026-12-02: the Ctrl-C test of ``score`` left a ``local-...``)."""
+    backend = LocalBackend(root_dir=own_sandbox_root)
+    outcome = {}
+
+    async def execute(sandbox):
+        await anyio.sleep(0)  # once the deletion has begun (it waits for the fork server to stop)
+        try:
+            outcome["result"] = await backend.exec(sandbox, [*sandbox.python, "-c", "print(1)"], timeout_s=30)
+        except InfrastructureError as exc:
+            outcome["error"] = str(exc)
+
+    async def scenario():
+        await backend.start()
+        try:
+            sandbox = await backend.create({})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(backend.delete, sandbox)
+                tg.start_soon(execute, sandbox)
+        finally:
+            await backend.aclose()
+
+    anyio.run(scenario)
+    assert "does not exist (it was deleted)" in outcome.get("error", ""), outcome
+    assert not list(own_sandbox_root.iterdir())
+
+
 def test_unknown_backend_name_is_one_clear_error():
     with pytest.raises(UnknownBackendError, match="available backends: 'local'"):
         get_backend("dayton")
@@ -789,3 +819,28 @@ def test_a_judge_the_oom_killer_ended_is_the_programs_error_never_an_infrastruct
         anyio.run(judge_request, DeadJudge(), b"{}", 5.0, 1 << 16, lambda: 3)
     with pytest.raises(InfrastructureError):
         anyio.run(judge_request, DeadJudge(), b"{}", 5.0, 1 << 16, lambda: None)
+
+
+def test_the_hosts_sandboxes_weigh_as_one_ordinary_process_per_core(own_sandbox_root):
+    """The scheduler weighs the host's ``trl-sandbox`` cpu group as one entity beside the host's other processes: at
+    the default weight (1024) every sandbox of the host together weighed as one ordinary process, and two busy
+    processes on 2 cores left the host's executions one core (8 executions of 1 CPU-s: 8.1 s instead of 4.1 s). The
+    group weighs as many ordinary processes as the admission limit lets executions run (one per core)."""
+    from trl_sandbox.backends._cgroups import PARENT_SHARES, Cgroups
+
+    cpu = Cgroups.writable().bases.get("cpu")
+    if cpu is None:
+        pytest.skip("no writable v1 cpu hierarchy here")
+    assert PARENT_SHARES == min(1024 * os.cpu_count(), 262_144)
+    backend = LocalBackend(root_dir=own_sandbox_root)
+
+    async def scenario():
+        await backend.start()
+        sandbox = await backend.create({})
+        try:
+            return int((cpu / "trl-sandbox" / "cpu.shares").read_text())
+        finally:
+            await backend.delete(sandbox)
+            await backend.aclose()
+
+    assert anyio.run(scenario) == PARENT_SHARES

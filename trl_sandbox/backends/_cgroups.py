@@ -1,6 +1,6 @@
 """Per-sandbox cgroups of the local backend, where this process may write: a cap on a whole execution tree's memory
-and process count (v1 ``memory`` and ``pids``) and its CPU (v1 ``cpu``: one core per sandbox, the weight of a nice-10
-process), whatever it forks; and the *worker group* ``<sandbox's group>/w`` (cgroup v2, else v1 ``cpuacct``) that
+and process count (v1 ``memory`` and ``pids``) and its CPU (v1 ``cpu``: one core per sandbox; the sandboxes of the
+host weigh together as one ordinary process per core, see :data:`PARENT_SHARES`), whatever it forks; and the *worker group* ``<sandbox's group>/w`` (cgroup v2, else v1 ``cpuacct``) that
 holds each worker of the sandbox's fork server and everything it starts, whose CPU time the judge reads and whose
 processes it ends after every test (see ``trl_sandbox/harness/strays.py``). Also what finds and removes the groups of
 runs that are over (``trl-sandbox cleanup``).
@@ -48,11 +48,17 @@ _PARENT = "trl-sandbox"
 WORKER_GROUP = "w"
 #: CPU bandwidth of a sandbox (v1 ``cpu``): a quota of one core per period, a burst of as much (the judge, the fork
 #: server and the worker may overlap for a moment on a core of their unused quota, instead of being throttled until
-#: the next period: on average the sandbox still gets one core), and the scheduler's weight of one nice-10 process
-#: (``sched_prio_to_weight[30]``; nice 0 weighs 1024): a sandbox yields to the trainer as its nice-10 processes did
-#: before they shared a group.
+#: the next period: on average the sandbox still gets one core), and a weight equal to its siblings'.
 CPU_PERIOD_US = 100_000
-CPU_SHARES = 110
+CPU_SHARES = 1024
+#: The weight of the ``trl-sandbox`` group that holds every sandbox of the host (v1 ``cpu.shares``): the scheduler
+#: weighs a group as one entity beside the host's other processes, so at the default (1024) all the sandboxes together
+#: weighed as much as one ordinary process, and two busy processes of a neighbour on two cores left every execution
+#: of the host half a core (measured: 8 executions of 1 CPU-s each, pool of 2, took 8.1 s instead of 4.1 s idle;
+#: 6.1 s at 2048). The admission limit lets one execution per core run (``_admission.py``): the group weighs as that
+#: many ordinary (nice 0) processes, so executions share the host's cores as the same number of processes of any
+#: other program would, no more (each sandbox's quota is one core) and no less.
+PARENT_SHARES = min(1024 * (os.cpu_count() or 1), 262_144)
 _V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 #: Environment variable naming the directory of the owner records (default: see :func:`owners_dir`).
 OWNERS_ENV = "TRL_SANDBOX_CGROUP_OWNERS"
@@ -208,6 +214,8 @@ class Cgroups:
         for name, group in groups.items():
             try:
                 _make_group(group)
+                if name == "cpu":  # the host's group, which another run may have made (or removed and made again)
+                    (group.parent / "cpu.shares").write_text(str(PARENT_SHARES))
                 for key, value in limits.get(name, {}).items():
                     if key == "cpu.cfs_burst_us" and not (group / key).exists():
                         continue  # (Linux < 5.14)
