@@ -148,10 +148,12 @@ def pytest_collection_modifyitems(config, items):
                else len(LONGEST_FIRST))
 
 
-#: The modules that take longest (``--durations``, 2026-12-02: the quick start alone takes about 3 minutes beside the
-#: other workers), longest first; the others keep their order after them.
-LONGEST_FIRST = ("test_readme.py", "test_hostile.py", "test_smollm2.py", "test_e2b.py", "test_distributed.py",
-                 "test_cli.py", "test_examples.py", "test_hf.py", "test_daytona.py", "test_ray.py")
+#: The modules that take longest beside CI's two busy processes (a timeline of each worker's tests, 2026-12-02, four
+#: workers: test_readme 470 s, test_checkers 429 s, test_cli 260 s, test_smollm2 252 s ...), longest first; the
+#: others keep their order after them.
+LONGEST_FIRST = ("test_readme.py", "test_checkers.py", "test_cli.py", "test_smollm2.py", "test_hostile.py",
+                 "test_e2b.py", "test_ray.py", "test_daytona.py", "test_hf.py", "test_distributed.py",
+                 "test_formats.py", "test_examples.py")
 
 
 @contextlib.contextmanager
