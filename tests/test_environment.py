@@ -391,6 +391,16 @@ open("here.txt", "w").write("x")
 subprocess.Popen(["sleep", "300"], start_new_session=True)  # a daemon of its own session
 print([line for line in open("/proc/self/status") if line.startswith("NoNewPrivs")][0].split()[1])
 '''
+HOLDS = '''
+import os
+held = False
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        held = held or "trl-sandbox-accounts" in os.readlink("/proc/self/fd/" + fd)
+    except OSError:  # the listing's own descriptor, closed since
+        pass
+print(held)
+'''  # whether the code holds its account's claim (it must not)
 LOOK = "import os\nprint([os.path.exists(p) for p in ('/tmp/leak-file', '/dev/shm/leak-dir')])"
 report = {}
 os.mkdir("/tmp/shared")
@@ -398,6 +408,7 @@ os.chmod("/tmp/shared", 0o1777)  # root's, world-writable, as /tmp/.X11-unix
 # 1: a session that ends politely: its supervisor sweeps after it
 s1, report["hello"] = start()
 report["left"] = cell(s1, LEAVE)["out"].split()
+report["holds_claim"] = cell(s1, HOLDS)["out"].strip()
 report["nobody_during"] = len(nobody())
 s1.stdin.write(b'{"close": true}\n')
 s1.stdin.flush()
@@ -469,6 +480,7 @@ def test_a_remote_session_as_root_runs_as_an_account_of_its_own_and_leaves_nothi
     assert ACCOUNT_BASE <= int(uid) < ACCOUNT_BASE + ACCOUNT_SPAN, uid
     assert home.startswith("/tmp/trl-sandbox-session-") and home_is_cwd == "True"
     assert no_new_privs == "1" and report["nobody_during"] == 2  # the session and its daemon
+    assert report["holds_claim"] == "False"  # the code can neither unlock its claim nor keep it alive in a daemon
     assert report["exit"] == 0 and report["after_close"] == [[], False, False, False, False]
     assert report["after_kill"] == [True, True]  # the killed supervisor could not sweep...
     assert report["hello3"] == {"ready": True, "isolated": True}

@@ -142,6 +142,12 @@ def _supervised_session():
     pid = os.fork()
     if pid == 0:
         try:
+            # The session's code must not hold the account's claim: unlocked, another run could share the uid;
+            # kept by a daemon, the account would never be swept; and the supervisor's death must free it at once,
+            # or the next session, started meanwhile, takes the claim for a live run's and leaves its files.
+            claim = accounts.claim_fd()
+            if claim is not None:
+                os.close(claim)
             confine(home)
             env = worker_environment(home)  # the worker's: nothing of the service's environment (tokens...)
             env.pop("TRL_SANDBOX_PACKAGES", None)  # what a cell may import is the interpreter's own
