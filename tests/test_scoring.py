@@ -159,6 +159,45 @@ def test_broken_reference_is_an_invalid_task_not_a_wrong_answer(scorer):
     assert result.status == "invalid_task" and result.reward is None
 
 
+def test_closing_the_pool_under_a_batch_reports_no_infrastructure_error(own_sandbox_root):
+    """A signal closes the pool while a batch runs (``lifecycle``'s handler, then Ctrl-C's KeyboardInterrupt): the
+    batch is cancelled before its sandboxes are deleted, so the completions it had not finished are not reported
+    (``on_result``, ``trl-sandbox score --out``) as infrastructure errors of sandboxes deleted under them. Before,
+    ``score`` interrupted under CI's load wrote 199 results for 200 samples, most of them ``infra_error``."""
+    import threading
+
+    import anyio
+
+    from trl_sandbox import SandboxConfig, Scorer
+
+    task = Task.from_row(HE["HumanEval/0"])
+    slow = "import time\ntime.sleep(0.3)\n" + HE["HumanEval/0"]["prompt"] + HE["HumanEval/0"]["canonical_solution"]
+    reported, first = [], threading.Event()
+
+    def on_result(i, result):
+        reported.append(result.status)
+        first.set()
+
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_backend_options={"root_dir": str(own_sandbox_root)})
+    with Scorer.from_config(config) as scorer:
+        backend = scorer.pool.backend
+        delete = backend.delete
+
+        async def slow_delete(sandbox):  # a close as slow as one under CI's load: the batch has time to go on
+            await delete(sandbox)
+            await anyio.sleep(2.0)
+
+        backend.delete = slow_delete
+        closer = threading.Thread(target=lambda: first.wait(60) and scorer.pool.close())
+        closer.start()
+        results = scorer.score([task] * 40, [slow] * 40, on_result=on_result)
+        closer.join()
+    assert reported and set(reported) == {"passed"}, reported
+    # what score() returns for the rest says why: the pool was closed (reward None, never a wrong answer)
+    unfinished = [r for r in results if r.status != "passed"]
+    assert unfinished and all(r.status == "infra_error" and "closed" in r.error for r in unfinished), unfinished[:2]
+
+
 def test_straggler_deadline_cancels_and_the_pool_recovers(own_sandbox_root):
     """A completion still running at sandbox_batch_deadline_s is cancelled (reward None), its sandbox replaced, and
     the rest of the batch keeps its results."""

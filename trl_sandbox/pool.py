@@ -141,6 +141,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         #: Creation labels (:data:`CREATION_LABEL`) of creations cut short whose sandbox no sweep has found yet.
         self._cut_short: set[str] = set()
         self._creating = 0  # creations in flight (close waits for them before it sweeps and closes the backend)
+        self._work: set[concurrent.futures.Future] = set()  # what run() runs now: close() cancels it first
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
         self._idle_send: Any = None
@@ -225,13 +226,12 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
                     self._shutdown_portal()
 
     def close(self) -> None:
-        """Delete every sandbox of the pool (concurrently, within ``delete_timeout_s``) and stop its thread; a start
-        in progress is stopped first. Creations cut short are swept by their labels, so that a sandbox the backend
-        made as the pool gave up on it is deleted too; on a backend whose service may finish such a creation later
-        (``Backend.creations_outlive_cancel``), close looks for it until it shows, :data:`CUT_SHORT_WAIT_S` at most.
-
-        Safe to call more than once, from any thread, from a signal handler and from :mod:`atexit`; never raises for
-        a sandbox that cannot be deleted (it is logged and counted in ``stats.delete_failures``).
+        """Cancel the work running on the pool (:meth:`run`), delete every sandbox (concurrently, within
+        ``delete_timeout_s``) and stop its thread; a start in progress is stopped first. Creations cut short are swept
+        by their labels; on a backend whose service may finish one later (``Backend.creations_outlive_cancel``),
+        close looks for it until it shows, :data:`CUT_SHORT_WAIT_S` at most. Safe to call more than once, from any
+        thread, a signal handler and :mod:`atexit`; never raises for a sandbox that cannot be deleted (it is logged
+        and counted in ``stats.delete_failures``).
         """
         with self._lock:
             if self._closed and self._portal is None:
@@ -242,6 +242,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             portal = self._portal
             if portal is None:
                 return
+            # First the work running on the pool (a signal's batch): it would report its sandboxes' deletion as errors.
+            for future in list(self._work):
+                future.cancel()
             try:
                 portal.call(self._aclose)
             except Exception:  # noqa: BLE001 - closing must not raise over the error that made us close
@@ -260,8 +263,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         cm, self._portal_cm, self._portal = self._portal_cm, None, None
         self._ready = False
         if portal is not None:
-            # Work still running on the loop (a batch interrupted by Ctrl-C, a signal) has no sandbox left: cancel
-            # it rather than wait for each of its completions to fail.
+            # Work still running on the loop has no sandbox left: cancelled, not waited for until it fails.
             try:
                 portal.call(portal.stop, True)
             except RuntimeError:  # the loop is already gone
@@ -281,6 +283,8 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         if not self.started or portal is None:
             raise InfrastructureError("the sandbox pool is not started (call start() or use it as a context manager)")
         future = portal.start_task_soon(fn, *args)
+        self._work.add(future)
+        future.add_done_callback(self._work.discard)
         start, limit = time.monotonic(), timeout_s
         try:
             while True:
@@ -447,8 +451,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             self._deleting.discard(sandbox.id)
         self.stats.deleted += 1
         self._gone.add(sandbox.id)
-        # Forgotten only once its deletion finished: a deletion cancelled by a deadline keeps it listed (close()
-        # tries again, and reports it if it cannot).
+        # Forgotten only once deleted: one whose deletion a deadline cancelled stays listed (close() tries again).
         self._live.pop(sandbox.id, None)
 
     async def _delete_all(self) -> None:
@@ -503,11 +506,9 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
             await self.backend.aclose()
 
     async def _sweep_cut_short(self) -> None:
-        """Look again, until they appear (:data:`CUT_SHORT_WAIT_S` seconds at most, never past ``delete_timeout_s``),
-        for the sandboxes of creations that were cut short on a backend whose service may finish them later
-        (``creations_outlive_cancel``): a service slower than the pool's deadline registers the sandbox after the
-        first sweep by its label found nothing, and a pool that closed then would leave it running (and billed)
-        until the service's own lifetime limit."""
+        """Look again for the sandboxes of creations cut short on a backend whose service may finish them later
+        (``creations_outlive_cancel``), until they appear (:data:`CUT_SHORT_WAIT_S` at most, never past
+        ``delete_timeout_s``): one registered after the first sweep would run, billed, to its lifetime limit."""
         if not self._cut_short:
             return
         wait_s = min(CUT_SHORT_WAIT_S, self.delete_timeout_s)
