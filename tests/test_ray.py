@@ -64,31 +64,29 @@ def _cluster_pids(cluster: Cluster) -> set[int]:
 def cluster():
     """A head of 1 CPU (no sandbox resource) and two worker nodes of 1 CPU and 2 ``sandbox`` each; this process
     joined as a driver. At the end, no process of the cluster (raylets, GCS, actor workers) is left."""
-    # Started as docs/backends.md advises (workers at nice 0, not Ray's 15): beside CI's busy processes, a pool of
-    # 4 actors started in 5 s instead of 15 s (21 s before the actor set its own threads to nice 0).
-    before = os.environ.get("RAY_worker_niceness")
-    os.environ["RAY_worker_niceness"] = "0"
-    try:
+    # Started as docs/backends.md advises (workers at nice 0, not Ray's 15; every raylet reads it, those of the
+    # nodes tests add included): beside CI's busy processes, a pool of 4 actors started in 5 s instead of 15 s (21 s
+    # before the actor set its own threads to nice 0).
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_worker_niceness", "0")
         c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    finally:
-        os.environ.pop("RAY_worker_niceness") if before is None else os.environ.update(RAY_worker_niceness=before)
-    workers = [c.add_node(num_cpus=1, resources={"sandbox": 2}) for _ in range(2)]
-    c.wait_for_nodes()
-    ray.init(address=c.address, namespace=NAMESPACE, logging_level="WARNING")
-    c.actor_pids = set()  # actor processes seen by the tests: checked gone at the end too
-    c.sandbox_nodes = {n.node_id for n in workers}
-    pids = _cluster_pids(c)
-    try:
-        yield c
-    finally:
-        ray.shutdown()
-        c.shutdown()
-        deadline = time.monotonic() + 20
-        left = [p for p in pids | c.actor_pids if _alive(p)]
-        while left and time.monotonic() < deadline:
-            time.sleep(0.2)
-            left = [p for p in left if _alive(p)]
-        assert not left, f"ray processes left after the cluster's shutdown: {left}"
+        workers = [c.add_node(num_cpus=1, resources={"sandbox": 2}) for _ in range(2)]
+        c.wait_for_nodes()
+        ray.init(address=c.address, namespace=NAMESPACE, logging_level="WARNING")
+        c.actor_pids = set()  # actor processes seen by the tests: checked gone at the end too
+        c.sandbox_nodes = {n.node_id for n in workers}
+        pids = _cluster_pids(c)
+        try:
+            yield c
+        finally:
+            ray.shutdown()
+            c.shutdown()
+            deadline = time.monotonic() + 20
+            left = [p for p in pids | c.actor_pids if _alive(p)]
+            while left and time.monotonic() < deadline:
+                time.sleep(0.2)
+                left = [p for p in left if _alive(p)]
+            assert not left, f"ray processes left after the cluster's shutdown: {left}"
 
 
 def config(cluster, **overrides):

@@ -1,9 +1,10 @@
 """Per-sandbox cgroups of the local backend, where this process may write: a cap on a whole execution tree's memory
 and process count (v1 ``memory`` and ``pids``) and its CPU (v1 ``cpu``: one core per sandbox; the sandboxes of the
-host weigh together as one ordinary process per core, see :data:`PARENT_SHARES`), whatever it forks; and the *worker group* ``<sandbox's group>/w`` (cgroup v2, else v1 ``cpuacct``) that
-holds each worker of the sandbox's fork server and everything it starts, whose CPU time the judge reads and whose
-processes it ends after every test (see ``trl_sandbox/harness/strays.py``). Also what finds and removes the groups of
-runs that are over (``trl-sandbox cleanup``).
+host weigh together as one ordinary process per core, see :data:`PARENT_SHARES`), whatever it forks; and the *worker
+group* ``<sandbox's group>/w`` (cgroup v2, else v1 ``cpuacct``) that holds each worker of the sandbox's fork server
+and everything it starts, whose CPU time the judge reads and whose processes it ends after every test (see
+``trl_sandbox/harness/strays.py``). Also what finds and removes the groups of runs that are over (``trl-sandbox
+cleanup``).
 
 A sandbox's groups are ``<hierarchy>/trl-sandbox/<sandbox id>``. The cgroup file system holds no file of ours, so
 whose they are is recorded beside it: before it makes a sandbox's groups, a process creates the sandbox's *owner
