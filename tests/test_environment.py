@@ -438,8 +438,8 @@ def test_a_remote_session_as_root_runs_as_an_account_of_its_own_and_leaves_nothi
     its own, and removes what that account left (processes, daemons included, and files in the temporary
     directories): after a session that ends, and before the next one (a session whose supervisor was killed: its
     account's claim, which no process holds any more, is swept). Run here the way a remote sandbox runs it, as root in the harness's directory, inside a
-    PID and mount namespace of the test's own with fresh ``/tmp``, ``/var/tmp`` and ``/dev/shm``, so that the sweep
-    cannot touch this machine's."""
+    PID and mount namespace of the test's own with fresh ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run`` (the account
+    registry, which the machine's own judges also sweep), so that the sweep cannot touch this machine's."""
     import shutil
     import subprocess
 
@@ -470,6 +470,9 @@ def test_a_remote_session_as_root_runs_as_an_account_of_its_own_and_leaves_nothi
     script = ("set -e; mount --make-rprivate /; mount -t tmpfs tmpfs /mnt; mkdir -m 755 /mnt/work; "
               f"cp {harness} /mnt/work/{HARNESS_NAME}; cp {driver} /mnt/driver.py; "
               "for d in /tmp /var/tmp /dev/shm; do mount -t tmpfs -o mode=1777 tmpfs $d; done; "
+              # and /run, where the account registry is: the host's judges (other tests beside this one) claim from
+              # it too, and one of them swept the killed session's account in its own /tmp, not in this one's
+              "mount -t tmpfs -o mode=755 tmpfs /run; "
               f"exec env TMPDIR=/tmp {python} /mnt/driver.py /mnt/work/{HARNESS_NAME}")
     proc = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sh", "-c", script],
                           capture_output=True, text=True, timeout=120, check=False)
