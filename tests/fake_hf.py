@@ -68,6 +68,9 @@ class FakeHF(FakeService):
         self.vanish_on_exec = 0
         self.start_delay_s = 0.0
         self.latency_s = 0.0
+        #: Commands running now, and the most that ever ran at once (how concurrent the client's calls were).
+        self.execs_in_flight = 0
+        self.max_execs_in_flight = 0
         #: Every job ever made: id -> its record (spec, stage, nonce, local sandbox).
         self.jobs: dict[str, dict[str, Any]] = {}
         self._runner: web.AppRunner | None = None
@@ -275,7 +278,12 @@ class FakeHF(FakeService):
         command = command.replace(" python3 ", f" {python} ")  # sh -c 'exec python3 ...'
         timeout = float(body.get("timeout") or 3600)
         stdin = (body.get("stdin") or "").encode()
-        result = await record["agent"].run(f"{prefix}{command}", stdin=stdin, timeout_s=timeout)
+        self.execs_in_flight += 1
+        self.max_execs_in_flight = max(self.max_execs_in_flight, self.execs_in_flight)
+        try:
+            result = await record["agent"].run(f"{prefix}{command}", stdin=stdin, timeout_s=timeout)
+        finally:
+            self.execs_in_flight -= 1
         response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await response.prepare(request)
         for event, data in (("stdout", result.stdout), ("stderr", result.stderr)):

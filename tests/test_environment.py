@@ -113,7 +113,9 @@ def test_sessions_are_released_and_reused(own_sandbox_root):
 
 def test_concurrent_tool_calls_give_trl_the_same_results(own_sandbox_root):
     """``run_tool_calls`` runs a turn's calls of many rollouts at once; the calls TRL then makes return the kept
-    results, in order, and a call that was not run ahead runs as usual."""
+    results, in order, and a call that was not run ahead runs as usual. Each call notes its own start and end
+    (``t0``, ``t1``, wall clock) in its session: kept results started before ``run_tool_calls`` returned, and the
+    sleeps of different rollouts overlapped (no timed bound: the machine is shared)."""
     import time
 
     with CodeEnvironment.factory(config(own_sandbox_root, sandbox_pool_size=2)) as make_env:
@@ -121,17 +123,19 @@ def test_concurrent_tool_calls_give_trl_the_same_results(own_sandbox_root):
         for env in envs:
             env.reset(**ROW)
             env.python("pass")  # sessions started
-        calls = [(env, [("python", {"code": f"import time\ntime.sleep(0.5)\nv = {i}\nprint(v)"}),
-                        ("python", {"code": "v * 10"})]) for i, env in enumerate(envs)]
-        start = time.monotonic()
+        slow = [f"import time\nt0 = time.time()\ntime.sleep(0.5)\nt1 = time.time()\nv = {i}\nprint(v)"
+                for i in range(6)]
+        calls = [(env, [("python", {"code": slow[i]}), ("python", {"code": "v * 10"})])
+                 for i, env in enumerate(envs)]
         CodeEnvironment.run_tool_calls(calls)
-        elapsed = time.monotonic() - start
-        assert [env.python(f"import time\ntime.sleep(0.5)\nv = {i}\nprint(v)") for i, env in enumerate(envs)] == [
-            f"{i}\n" for i in range(6)]
-        assert time.monotonic() - start - elapsed < 0.5  # kept results: no second run
+        returned = time.time()
+        assert [env.python(slow[i]) for i, env in enumerate(envs)] == [f"{i}\n" for i in range(6)]
         assert [env.python("v * 10") for env in envs] == [f"{i * 10}\n" for i in range(6)]
         assert envs[0].python("v + 1") == "1\n"  # not run ahead: runs now
-        assert elapsed < 6 * 0.5  # the six sleeps overlapped (a loose bound: the machine is shared)
+        spans = [tuple(map(float, env.python("print(t0, t1)").split())) for env in envs]
+        assert all(t1 <= returned for _, t1 in spans), (returned, spans)  # kept results: no second run
+        overlapping = max(sum(a0 < t1 and t0 < a1 for a0, a1 in spans) for t0, t1 in spans)
+        assert overlapping >= 2, spans  # the pool's two sandboxes ran rollouts' calls at the same time
 
 
 # -- TRL's real tool loop ----------------------------------------------------------------------------------------------
