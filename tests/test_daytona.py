@@ -357,9 +357,11 @@ def test_cleanup_of_the_local_backend(own_sandbox_root):
 
 
 def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_path):
+    """``trl-sandbox score --backend daytona`` on every fourth HumanEval task (41, spread over the set; all 164 are
+    scored on the local backend and on Ray), full programs (prompt and body): all pass, nothing is left."""
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": k, "completion": r["prompt"] + r["canonical_solution"]}) + "\n"
-                               for k, r in HE.items()))
+                               for k, r in list(HE.items())[::4]))
     out = tmp_path / "out.jsonl"
     result = subprocess.run(
         [sys.executable, "-m", "trl_sandbox.cli", "score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", str(samples),
@@ -368,8 +370,8 @@ def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_pa
     )
     assert result.returncode == 0, result.stderr[-3000:]
     results = [json.loads(line) for line in out.read_text().splitlines()]
-    assert sum(r["passed"] for r in results) == 164, [r for r in results if not r["passed"]][:3]
-    assert "164/164 passed" in result.stderr
+    assert sum(r["passed"] for r in results) == 41, [r for r in results if not r["passed"]][:3]
+    assert "41/41 passed" in result.stderr
     assert len(service.created) >= 8 and service.alive == []
 
 

@@ -102,12 +102,15 @@ def test_metadata_backstop_and_scoring_then_every_sandbox_is_killed(service):
     assert sorted(service.deleted[-2:]) == sorted(service.created[-2:])
 
 
-def test_humaneval_canonical_164_of_164(service):
-    tasks = [Task.from_row(r) for r in HE.values()]
+def test_humaneval_canonical_solutions_pass(service):
+    """Every fourth HumanEval task (41, spread over the set; all 164 are scored on the local backend and on Ray,
+    whose sandboxes run the same harness), canonical solutions: all pass through the fake E2B service."""
+    rows = list(HE.values())[::4]
+    tasks = [Task.from_row(r) for r in rows]
     with Scorer.from_config(config(sandbox_pool_size=8)) as scorer:
-        results = scorer.score(tasks, [r["canonical_solution"] for r in HE.values()])
+        results = scorer.score(tasks, [r["canonical_solution"] for r in rows])
     failed = [(t.task_id, r.status, r.output[-300:]) for t, r in zip(tasks, results) if r.status != "passed"]
-    assert failed == [] and len(results) == 164
+    assert failed == [] and len(results) == 41
 
 
 def test_rate_limits_and_the_concurrency_cap_are_retried(service):

@@ -1,5 +1,5 @@
 """The hf backend: the real ``huggingface_hub.Sandbox`` client against a local fake of the Jobs API and of the in-job
-sandbox server (``fake_hf.py``). Scoring (HumanEval 164/164), the labels and backstop sent, the token kept out of
+sandbox server (``fake_hf.py``). Scoring (41 HumanEval tasks), the labels and backstop sent, the token kept out of
 the sandbox, faults (429, 500, a sandbox that disappears, a slow start) with nothing mis-scored and nothing leaked,
 SIGTERM, ``trl-sandbox cleanup``, the refusal of sessions, a hostile program, the missing token."""
 
@@ -119,14 +119,14 @@ def test_labels_backstop_image_and_no_token_in_the_sandbox_and_every_sandbox_is_
 
 
 def test_humaneval_canonical_solutions_all_pass(service):
-    tasks = [Task.from_row(r) for r in HE.values()]
-    start = time.monotonic()
+    """Every fourth HumanEval task (41, spread over the set; all 164 are scored on the local backend and on Ray,
+    whose sandboxes run the same harness), canonical solutions: all pass through the fake service."""
+    rows = list(HE.values())[::4]
+    tasks = [Task.from_row(r) for r in rows]
     with Scorer.from_config(config(sandbox_pool_size=4)) as scorer:
-        results = scorer.score(tasks, [r["canonical_solution"] for r in HE.values()])
-    elapsed = time.monotonic() - start
+        results = scorer.score(tasks, [r["canonical_solution"] for r in rows])
     assert [r.task_id for r in results if r.status != "passed"] == []
-    assert len(results) == 164
-    print(f"humaneval 164/164 through the fake hf service in {elapsed:.1f}s")
+    assert len(results) == 41
 
 
 def test_rate_limits_and_server_errors_on_create_are_retried(service):

@@ -456,9 +456,12 @@ def test_attack_suite_is_contained_and_scores_nothing(hostile_scorer, host):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("hostile_scorer", ["isolated", "launcher-per-execution", "no-namespaces"], indirect=True)
 def test_native_attacks_are_contained_and_score_nothing(hostile_scorer, host):
     """The C and C++ attacks, compiled and run in the sandbox: contained as the Python ones are (the host checks
-    stay clean), never passed, never an infrastructure error, nothing of the host in their results."""
+    stay clean), never passed, never an infrastructure error, nothing of the host in their results. In each
+    isolation mode; not again in the other reward mode, whose sandbox is ``isolated``'s (the Python attacks, which
+    address the judge's verdicts, run in both reward modes)."""
     import shutil
 
     if not shutil.which("g++", path="/usr/local/bin:/usr/bin:/bin"):

@@ -187,11 +187,13 @@ LONG_PATH = ("import os\ndef f(x):\n    for _ in range(20):\n        os.mkdir('n
 
 
 @pytest.mark.serial  # zero retries is its claim: beside two other test workers and two busy processes one was seen
+@pytest.mark.parametrize("review_scorer", ["pass_rate"], indirect=True)
 @pytest.mark.parametrize("attack", [DEEP_TREE, LONG_PATH], ids=["tree-1100-deep", "path-past-PATH_MAX"])
 def test_a_programs_files_never_reach_the_next_completion(review_scorer, attack):
     """Before: the tree ended the fork server (recursion), the long path spent the sandbox, and the host learned it
     only when it lent the sandbox again: in a batch of 8 such completions among 8 honest ones on a pool of two, the
-    last honest one got ``infra_error``. Now both trees are emptied (descriptors, no paths, no recursion)."""
+    last honest one got ``infra_error``. Now both trees are emptied (descriptors, no paths, no recursion). In one
+    reward mode: the sandbox's scratch is emptied the same way after either."""
     replaced = review_scorer.pool.stats.replaced
     tasks, programs = [SQUARE] * 16, [attack, SQUARE_OK] * 8
     results = review_scorer.score(tasks, programs)
