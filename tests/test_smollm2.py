@@ -184,9 +184,7 @@ def test_the_checkpoint_is_the_gguf_model(smollm2, monkeypatch):
 
     # a later call takes the cache at once, without reading the GGUF file again
     monkeypatch.setattr(smollm2_module, "_build", lambda *a: pytest.fail("the cached checkpoint was built again"))
-    start = time.monotonic()
-    assert smollm2_checkpoint(smollm2["cache"]) == path
-    assert time.monotonic() - start < 0.5
+    assert smollm2_checkpoint(smollm2["cache"]) == path  # structural, not timed: _build above must not run
     name = Path(path).name
     assert sorted(p.name for p in smollm2["cache"].iterdir()) == sorted([name, f".{name}.lock"])
 
