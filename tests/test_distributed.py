@@ -104,11 +104,12 @@ def test_a_crash_in_one_rank_deletes_every_ranks_pool(tmp_path, own_sandbox_root
 
 
 def test_two_processes_train_on_the_default_tasks(tmp_path, own_sandbox_root):
-    """``accelerate launch ... -m trl_sandbox.cli train --model tiny``: the 2 default tasks do not fill one batch of 2
-    processes; the command repeats them to the rows ``max_steps`` needs (as the seed repeats its prompts)."""
+    """``accelerate launch ... -m trl_sandbox.cli train --model tiny --tasks daytona``: the 2 tasks (the default of
+    ``--model MODEL``) do not fill one batch of 2 processes (8 prompts for 2 steps); the command repeats them to the
+    rows ``max_steps`` needs (as the seed repeats its prompts). Without the repeat no step runs."""
     accelerate = Path(sys.executable).with_name("accelerate")
     cmd = [str(accelerate), "launch", "--config_file", str(CONFIG), "--main_process_port", str(_free_port()),
-           "-m", "trl_sandbox.cli", "train", "--model", "tiny", "--max_steps", "2", "--max_completion_length", "16",
+           "-m", "trl_sandbox.cli", "train", "--model", "tiny", "--tasks", "daytona", "--max_steps", "2", "--max_completion_length", "16",
            "--num_generations", "2", "--per_device_train_batch_size", "4", "--sandbox_pool_size", "1",
            "--sandbox_backend_options", json.dumps({"root_dir": str(own_sandbox_root)}),
            "--output_dir", str(tmp_path / "run")]  # fmt: skip
