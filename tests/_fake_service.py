@@ -24,6 +24,13 @@ from trl_sandbox.backends.local import LocalBackend
 from trl_sandbox.errors import InfrastructureError
 
 
+def humaneval_spread(rows: Any) -> list:
+    """Every fourth of HumanEval's rows (41 of 164, spread over the set), the fake services' scoring tests' share:
+    they test the service's transport; all 164 are scored on the local backend (``test_scoring``) and on Ray
+    (``test_ray``), whose sandboxes run the same harness."""
+    return list(rows)[::4]
+
+
 class Agent:
     """The host's side of one fake sandbox's agent (see ``_fake_agent.py``): requests over its stdin, answers and
     output events from its stdout, read by one task of the service's loop. Start it with :meth:`start`.

@@ -42,6 +42,7 @@ from _remote_attacks import (  # noqa: E402
     check_the_program_never_sees_the_services_environment,
     check_the_request_cannot_be_stolen,
 )
+from _fake_service import humaneval_spread  # noqa: E402
 from fake_daytona import FakeDaytona  # noqa: E402
 
 HE = {r["task_id"]: r for r in load_tasks("humaneval")}
@@ -357,11 +358,11 @@ def test_cleanup_of_the_local_backend(own_sandbox_root):
 
 
 def test_score_command_with_the_daytona_backend_scores_humaneval(service, tmp_path):
-    """``trl-sandbox score --backend daytona`` on every fourth HumanEval task (41, spread over the set; all 164 are
-    scored on the local backend and on Ray), full programs (prompt and body): all pass, nothing is left."""
+    """``trl-sandbox score --backend daytona`` on a spread of HumanEval (:func:`humaneval_spread`), full programs
+    (prompt and body): all pass, nothing is left."""
     samples = tmp_path / "samples.jsonl"
     samples.write_text("".join(json.dumps({"task_id": k, "completion": r["prompt"] + r["canonical_solution"]}) + "\n"
-                               for k, r in list(HE.items())[::4]))
+                               for k, r in humaneval_spread(HE.items())))
     out = tmp_path / "out.jsonl"
     result = subprocess.run(
         [sys.executable, "-m", "trl_sandbox.cli", "score", "--ignore-incomplete", "--tasks", "humaneval", "--completions", str(samples),

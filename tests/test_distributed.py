@@ -109,8 +109,8 @@ def test_two_processes_train_on_the_default_tasks(tmp_path, own_sandbox_root):
     rows ``max_steps`` needs (as the seed repeats its prompts). Without the repeat no step runs."""
     accelerate = Path(sys.executable).with_name("accelerate")
     cmd = [str(accelerate), "launch", "--config_file", str(CONFIG), "--main_process_port", str(_free_port()),
-           "-m", "trl_sandbox.cli", "train", "--model", "tiny", "--tasks", "daytona", "--max_steps", "2", "--max_completion_length", "16",
-           "--num_generations", "2", "--per_device_train_batch_size", "4", "--sandbox_pool_size", "1",
+           "-m", "trl_sandbox.cli", "train", "--model", "tiny", "--tasks", "daytona", "--max_steps", "2",
+           "--max_completion_length", "16", "--num_generations", "2", "--per_device_train_batch_size", "4", "--sandbox_pool_size", "1",
            "--sandbox_backend_options", json.dumps({"root_dir": str(own_sandbox_root)}),
            "--output_dir", str(tmp_path / "run")]  # fmt: skip
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TMPDIR": _launch_tmp(tmp_path)}

@@ -29,6 +29,7 @@ from _remote_attacks import (  # noqa: E402
     check_the_program_never_sees_the_services_environment,
     check_the_request_cannot_be_stolen,
 )
+from _fake_service import humaneval_spread  # noqa: E402
 from fake_e2b import FakeE2B  # noqa: E402
 from test_hostile import host  # noqa: E402,F401 - a fixture
 
@@ -103,9 +104,8 @@ def test_metadata_backstop_and_scoring_then_every_sandbox_is_killed(service):
 
 
 def test_humaneval_canonical_solutions_pass(service):
-    """Every fourth HumanEval task (41, spread over the set; all 164 are scored on the local backend and on Ray,
-    whose sandboxes run the same harness), canonical solutions: all pass through the fake E2B service."""
-    rows = list(HE.values())[::4]
+    """Canonical solutions of a spread of HumanEval (:func:`humaneval_spread`): all pass through the fake E2B."""
+    rows = humaneval_spread(HE.values())
     tasks = [Task.from_row(r) for r in rows]
     with Scorer.from_config(config(sandbox_pool_size=8)) as scorer:
         results = scorer.score(tasks, [r["canonical_solution"] for r in rows])
