@@ -200,6 +200,21 @@ def test_hostile_programs_are_contained(service, host):  # noqa: F811 - the fixt
     assert not failures, "\n".join(failures)
 
 
+def test_a_program_past_its_cpu_limit_times_out_where_the_sandbox_shows_its_hosts_proc(service):
+    """The harness here runs in a local sandbox whose ``/proc`` is its host's, where the pid its fork returned names
+    another process. Before: the judge read that process's CPU time, so a program computing 2 CPU-seconds against a
+    1 s limit was cut only at the 3 s wall-clock backstop, or passed when it ended before it (a slow solution paid).
+    The worker is now named through its pidfd: its own CPU time cuts it."""
+    task = Task.from_row({"task_id": "spin", "test_list": ["assert f() == 1"]})
+    spin = "import time\ndef f():\n    t = time.process_time()\n    while time.process_time() - t < {}:\n" \
+           "        pass\n    return 1\n"
+    with Scorer.from_config(config(sandbox_pool_size=2, sandbox_test_timeout=1.0,
+                                   sandbox_completion_timeout=8.0)) as scorer:
+        over, within = scorer.score([task, task], [spin.format(2.0), spin.format(0.2)])
+    assert over.status == "timeout" and over.reward == -1.0, over
+    assert within.status == "passed", within
+
+
 SIGNAL_SCRIPT = textwrap.dedent("""
     import time
     from trl_sandbox import SandboxConfig, Scorer

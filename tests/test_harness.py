@@ -28,7 +28,20 @@ FORGER = (
 )
 
 
-def run_merged(tmp_path, code):
+@pytest.fixture
+def own_tmp():
+    """A temporary directory for the harness's worker homes (its ``TMPDIR``) that no other test shares: what a test
+    finds left there is its own run's (other test workers run the harness at the same time, with homes in /tmp).
+    World-writable and sticky, as /tmp: the program's account must reach its home."""
+    path = Path(tempfile.mkdtemp(prefix="trl-sandbox-test-tmp-"))
+    path.chmod(0o1777)
+    try:
+        yield path
+    finally:
+        subprocess.run(["rm", "-rf", str(path)], check=False)
+
+
+def run_merged(tmp_path, code, env=None):
     request = TASK.request(code, test_timeout_s=5.0, output_limit=1 << 16)
     path = tmp_path / f"{STDIN_PREFIX}1"
     path.write_text(json.dumps(request))
@@ -36,12 +49,12 @@ def run_merged(tmp_path, code):
     harness.write_bytes(HARNESS_FILES[HARNESS_NAME])
     with open(path, "rb") as stdin:
         proc = subprocess.run([sys.executable, str(harness)], stdin=stdin, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=60, cwd=tmp_path)
+                              stderr=subprocess.STDOUT, timeout=60, cwd=tmp_path, env=env)
     return proc, path
 
 
-def test_printed_records_cannot_forge_a_pass_when_stdout_and_stderr_are_merged(tmp_path):
-    proc, path = run_merged(tmp_path, FORGER)
+def test_printed_records_cannot_forge_a_pass_when_stdout_and_stderr_are_merged(tmp_path, own_tmp):
+    proc, path = run_merged(tmp_path, FORGER, env={**os.environ, "TMPDIR": str(own_tmp)})
     verdict = TASK.judge(proc.stdout, exit_code=proc.returncode, timed_out=False)
     assert verdict.status == "failed" and verdict.tests_passed == 0, (verdict, proc.stdout)
     output = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith(b'{"output"')]
@@ -52,7 +65,7 @@ def test_printed_records_cannot_forge_a_pass_when_stdout_and_stderr_are_merged(t
 
         uid = int(output[0]["output"].split("uid ")[1].split()[0])  # root in the sandbox: an account of the run's own
         assert ACCOUNT_BASE <= uid < ACCOUNT_BASE + ACCOUNT_SPAN, uid
-    assert not list(Path("/tmp").glob("trl-sandbox-worker-*"))
+    assert not list(own_tmp.iterdir())  # the worker's home is removed
 
 
 def test_a_passing_program_still_passes(tmp_path):
@@ -154,20 +167,19 @@ def test_a_daemon_of_the_program_is_killed_when_the_run_ends(tmp_path):
             os.kill(int(pid), signal.SIGKILL)
 
 
-def test_sigterm_ends_every_process_of_the_program_and_removes_its_home(tmp_path):
+def test_sigterm_ends_every_process_of_the_program_and_removes_its_home(tmp_path, own_tmp):
     """coreutils ``timeout`` (E2B's and cwsandbox's commands) sends SIGTERM before SIGKILL: the judge then kills
     every process the program started, daemons included, and removes the worker's home, before it exits."""
     marker = "trl-sandbox-harness-term-" + os.urandom(4).hex()
     task = Task.from_row({"task_id": "term", "test_list": ["assert f() == 1"]})
     program = DAEMON.replace("MARKER", marker) + "def f():\n    daemon()\n    time.sleep(60)\n"
-    homes = set(Path(tempfile.gettempdir()).glob("trl-sandbox-worker-*"))
     try:
         start = time.monotonic()
         proc, _ = run_request(tmp_path, task.request(program, test_timeout_s=30.0, output_limit=1 << 16),
-                              before=["timeout", "-k", "10", "2"])
+                              before=["timeout", "-k", "10", "2"], env={**os.environ, "TMPDIR": str(own_tmp)})
         assert proc.returncode == 124 and time.monotonic() - start < 8, (proc.returncode, proc.stderr[-500:])
         assert _alive(marker) == []
-        assert set(Path(tempfile.gettempdir()).glob("trl-sandbox-worker-*")) <= homes
+        assert not list(own_tmp.iterdir())  # the worker's home is removed
     finally:
         for pid in _alive(marker):
             os.kill(int(pid), signal.SIGKILL)

@@ -72,10 +72,14 @@ class Worker(ProgramValues, Peer):
     one's text), so that a test that caught one (``except BaseException``) still fails.
     """
 
-    def __init__(self, pid, cmd_w, reply_r, pidfd=None, output=None):
+    def __init__(self, pid, cmd_w, reply_r, pidfd=None, output=None, name_fd=None):
         super().__init__(cmd_w, reply_r)
         self.pid, self.cmd_w, self.reply_r = pid, cmd_w, reply_r
         self.pidfd, self.output = pidfd, output
+        #: A pidfd that only names the worker in ``/proc`` (see :func:`.cputime.proc_pid`), never used to kill or wait
+        #: for it: our own child's, whose pid this process's PID namespace numbers, while this ``/proc`` may be an
+        #: outer namespace's (a sandbox that shows its host's ``/proc``), where that pid is another process.
+        self.name_fd = pidfd if pidfd is not None else name_fd
         self.cap = None
         self.clock = None
         self.cpu = None  # a CpuReader of the worker, made at the first test (or its WorkerGroup)
@@ -120,8 +124,10 @@ class Worker(ProgramValues, Peer):
         and waited-for children included, cut at :data:`.cputime.WALL_FACTOR` times ``seconds`` (plus
         ``extra_wall``) of wall time (see :mod:`.cputime`)."""
         if self.cpu is None:  # a worker in this PID namespace (the fork server gives its own workers' readers)
-            fd = open_stat(self.pid, self.pidfd)
-            self.cpu = CpuReader(fd if fd is not None else open_stat(self.pid))
+            fd = open_stat(self.pid, self.name_fd)
+            if fd is None and self.pidfd is not None:
+                fd = open_stat(self.pid)
+            self.cpu = CpuReader(fd)
         clock = TestClock(self.cpu, seconds, extra_wall, busy=self.computing)
         self.deadline = clock.backstop
         self.clock = clock
@@ -130,7 +136,7 @@ class Worker(ProgramValues, Peer):
         """Whether a thread of the program is runnable now (see :func:`.cputime.runnable`): of a process of the
         worker group when there is one (everything the program started), else of the worker and its descendants."""
         if self.group is None:
-            return runnable([proc_pid(self.pid, self.pidfd)], descendants=True)
+            return runnable([proc_pid(self.pid, self.name_fd)], descendants=True)
         visible = []  # the group's pids are this PID namespace's; this /proc may number them another's
         for pid in self.group.members():
             try:
@@ -146,7 +152,7 @@ class Worker(ProgramValues, Peer):
     def descriptors(self):
         """The descriptors this object needs to talk to, time and end the worker (a fork of the judge that uses it,
         pytest's, keeps them)."""
-        fds = [self.cmd_w, self.reply_r, self.pidfd, self.output.fd if self.output is not None else None]
+        fds = [self.cmd_w, self.reply_r, self.pidfd, self.name_fd, self.output.fd if self.output is not None else None]
         for reader in (self.cpu, self.group):
             fds += [getattr(reader, name, None) for name in ("fd", "usage_fd", "procs")]
         return [fd for fd in fds if type(fd) is int]
@@ -378,10 +384,10 @@ class Worker(ProgramValues, Peer):
         if self.cpu is not None:
             self.cpu.close()
             self.cpu = None
-        for fd in (self.cmd_w, self.reply_r, self.pidfd):
+        for fd in (self.cmd_w, self.reply_r, self.pidfd if self.pidfd is not None else self.name_fd):
             if fd is not None:
                 os.close(fd)
-        self.cmd_w = self.reply_r = self.pidfd = None
+        self.cmd_w = self.reply_r = self.pidfd = self.name_fd = None
         output, self.output = (self.output.finish() if self.output is not None else b""), None
         return self.earlier_output + output
 
@@ -522,7 +528,12 @@ def spawn_worker(result_fd, out_r, out_w, home, close=()):
     os.close(cmd_r)
     os.close(reply_w)
     os.close(out_w)
-    return Worker(pid, cmd_w, reply_r, output=WorkerOutput(out_r, OUTPUT_RECORD_LIMIT))
+    name_fd = None
+    try:  # our child, not reaped yet: its pid cannot have been reused
+        name_fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # Python < 3.9, Linux < 5.3: the pid as this /proc numbers it, as before
+        pass
+    return Worker(pid, cmd_w, reply_r, output=WorkerOutput(out_r, OUTPUT_RECORD_LIMIT), name_fd=name_fd)
 
 
 def run_in_child(fn, deadline, keep=(), records=None):
