@@ -5,6 +5,8 @@ archive whose bytes depend on its sources alone, and modules of a size a reader 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import marshal
 import io
 import os
 import shutil
@@ -12,6 +14,8 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from trl_sandbox.harness.archive import HARNESS_DIGEST, HARNESS_FILES, HARNESS_NAME, build_archive
 
@@ -102,12 +106,27 @@ def test_the_archive_is_built_from_the_sources_alone(tmp_path):
     names = zipfile.ZipFile(io.BytesIO(HARNESS_FILES[HARNESS_NAME])).namelist()
     sources = [p.name for p in (PACKAGE / "harness").glob("*.py") if p.name not in ("archive.py", "_archive_main.py")]
     package = [f"trl_sandbox_harness/{name}" for name in sources]
-    assert names == sorted(["__main__.py", "trl_sandbox_reaper.py", "trl_sandbox_seccomp.py", *package])
+    modules = ["trl_sandbox_reaper.py", "trl_sandbox_seccomp.py", *package]
+    compiled = [name[:-3] + ".pyc-" + importlib.util.MAGIC_NUMBER.hex() for name in modules]
+    assert names == sorted(["__main__.py", *modules, *compiled])
 
 
-def test_the_archive_runs_as_one_file_with_an_isolated_interpreter(tmp_path):
+def _rezip(data, replace):
+    """The archive ``data`` with members replaced (``{name: bytes}``) or left out (``{name: None}``), in order."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as old, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as new:
+        for info in old.infolist():
+            body = replace.get(info.filename, old.read(info))
+            if body is not None:
+                new.writestr(info, body)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("bytecode", ["this Python's", "none"])
+def test_the_archive_runs_as_one_file_with_an_isolated_interpreter(tmp_path, bytecode):
     """``python -I -S harness.pyz`` (how the sandboxes run it): no site-packages, no script directory on the path;
-    the archive alone puts its package there."""
+    the archive alone puts its package there. With the host's compiled code (a sandbox whose Python reads it), and
+    without (any other Python: it compiles the sources)."""
     import json
 
     from trl_sandbox import Task
@@ -115,11 +134,28 @@ def test_the_archive_runs_as_one_file_with_an_isolated_interpreter(tmp_path):
     task = Task.from_row({"task_id": "sq", "test_list": ["assert f(3) == 9", "assert f(4) == 15"]})
     request = task.request("def f(x):\n    return x * x\n", test_timeout_s=5.0, output_limit=1 << 16)
     archive = tmp_path / HARNESS_NAME
-    archive.write_bytes(HARNESS_FILES[HARNESS_NAME])
+    data = HARNESS_FILES[HARNESS_NAME]
+    if bytecode == "none":
+        names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+        data = _rezip(data, {name: None for name in names if ".pyc-" in name})
+    archive.write_bytes(data)
     proc = subprocess.run([sys.executable, "-I", "-S", str(archive)], input=json.dumps(request).encode(),
                           capture_output=True, timeout=60, cwd=tmp_path, check=False)
     verdict = task.judge(proc.stdout, exit_code=proc.returncode, timed_out=False, stderr=proc.stderr)
     assert (verdict.status, verdict.tests_passed) == ("failed", 1), (verdict, proc.stderr[-2000:])
+
+
+def test_the_archive_runs_the_compiled_code_named_as_its_source(tmp_path):
+    """The loader runs a module's compiled member when this Python's magic number names it (here one that says so),
+    its code's file name the source's path inside the archive, as tracebacks show it."""
+    marker = "import sys\nsys.stdout.write('compiled ' + sys._getframe().f_code.co_filename)\nsys.exit(0)\n"
+    member = "trl_sandbox_harness/__main__.pyc-" + importlib.util.MAGIC_NUMBER.hex()
+    code = importlib.util.MAGIC_NUMBER + marshal.dumps(compile(marker, "<elsewhere>", "exec"))
+    archive = tmp_path / HARNESS_NAME
+    archive.write_bytes(_rezip(HARNESS_FILES[HARNESS_NAME], {member: code}))
+    proc = subprocess.run([sys.executable, "-I", "-S", str(archive)], input=b"{}", capture_output=True, timeout=60,
+                          cwd=tmp_path, check=False)
+    assert proc.stdout.decode() == f"compiled {archive}/trl_sandbox_harness/__main__.py", proc.stderr[-2000:]
 
 
 def test_modules_are_of_a_size_a_reader_can_hold():

@@ -8,15 +8,22 @@ the code the judge ends every process of the program with (``trl_sandbox/backend
 ``__main__.py``, which loads the package from the archive and runs :func:`trl_sandbox_harness.__main__.main`. Python
 (>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path`` and runs its ``__main__.py``.
 
-The bytes are a function of the sources alone (entries sorted by name, stored uncompressed so that a Python built
-without ``zlib`` reads them, a fixed timestamp and fixed permissions): the same source gives the same archive, and
-:data:`HARNESS_DIGEST` names it.
+Beside each module's source, the archive holds its code as this (the host's) Python compiles it, marshalled, in a
+member ``<module path>.pyc-<magic number in hex>`` that starts with the magic number: a sandbox whose Python has the
+same one (the same minor version) runs it instead of compiling the harness on every request (most of a request's own
+cost; see ``_archive_main.py``); any other Python compiles the source, as before.
+
+The bytes are a function of the sources and the host's Python version (entries sorted by name, stored uncompressed so
+that a Python built without ``zlib`` reads them, a fixed timestamp and fixed permissions, code compiled with fixed
+file names): the same source gives the same archive, and :data:`HARNESS_DIGEST` names it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
+import marshal
 import zipfile
 from pathlib import Path
 
@@ -52,6 +59,11 @@ def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP, reaper: P
     for path in Path(package_dir).glob("*.py"):
         if path.name not in _HOST_ONLY:
             members[f"{PACKAGE_NAME}/{path.name}"] = path.read_bytes()
+    suffix = ".pyc-" + importlib.util.MAGIC_NUMBER.hex()
+    for name, source in list(members.items()):
+        if name != "__main__.py":  # run by Python itself, which compiles it; the rest are the loader's
+            code = compile(source, f"<{name}>", "exec", dont_inherit=True)
+            members[name[:-3] + suffix] = importlib.util.MAGIC_NUMBER + marshal.dumps(code)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for name in sorted(members):
