@@ -2,8 +2,9 @@
 
 Usage: distributed_train.py OUTPUT_DIR SANDBOX_ROOT. Each rank appends one JSON line per reward call to
 OUTPUT_DIR/rank{R}.jsonl: its pool's labels and sandboxes, and what its scorer has scored so far. With
-CRASH_RANK=r, rank r raises inside its second reward call (a crash mid-training) while the other ranks are still
-busy in theirs (a long reward computation), so only the launcher's SIGTERM can stop them.
+CRASH_RANK=r, rank r raises inside its fourth reward call (a crash mid-training, after three whole steps: their
+metrics and completions written) while the other ranks are still busy in theirs (a long reward computation), so
+only the launcher's SIGTERM can stop them. Without it, the run ends after those three steps.
 """
 
 import json
@@ -38,7 +39,7 @@ def probe(completions, **kwargs):
     }
     with open(os.path.join(output_dir, f"rank{rank}.jsonl"), "a") as f:
         f.write(json.dumps(record) + "\n")
-    if crash_rank >= 0 and calls == 2:
+    if crash_rank >= 0 and calls == 4:
         if rank == crash_rank:
             raise RuntimeError(f"simulated crash on rank {rank}")
         time.sleep(120)  # still scoring when the other rank dies
@@ -54,7 +55,7 @@ args = SandboxGRPOConfig(
     per_device_train_batch_size=4,
     num_generations=4,
     max_completion_length=16,
-    max_steps=3,
+    max_steps=3 if crash_rank < 0 else 4,
     logging_steps=1,
     save_strategy="no",
     reward_weights=[1.0, 0.0],
