@@ -101,6 +101,12 @@ def test_the_archive_is_built_from_the_sources_alone(tmp_path):
     import hashlib
 
     assert hashlib.sha256(HARNESS_FILES[HARNESS_NAME]).hexdigest() == HARNESS_DIGEST
+    # in another process too (marshal version 4 chooses references by reference counts: under xdist it differed)
+    fresh = subprocess.run([sys.executable, "-I", "-c", "import hashlib, sys; sys.path.insert(0, sys.argv[1]); "
+                            "from trl_sandbox.harness.archive import build_archive; "
+                            "print(hashlib.sha256(build_archive()).hexdigest())", str(PACKAGE.parent)],
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert fresh.stdout.strip() == HARNESS_DIGEST, fresh.stderr[-2000:]
     (copy / "judges.py").write_text((copy / "judges.py").read_text() + "\n# changed\n")
     assert build_archive(copy, seccomp) != HARNESS_FILES[HARNESS_NAME]
     names = zipfile.ZipFile(io.BytesIO(HARNESS_FILES[HARNESS_NAME])).namelist()

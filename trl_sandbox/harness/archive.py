@@ -9,7 +9,8 @@ the code the judge ends every process of the program with (``trl_sandbox/backend
 (>= 3.8, even with ``-I -S``) puts the archive first on ``sys.path`` and runs its ``__main__.py``.
 
 Beside each module's source, the archive holds its code as this (the host's) Python compiles it, marshalled, in a
-member ``<module path>.pyc-<magic number in hex>`` that starts with the magic number: a sandbox whose Python has the
+member ``<module path>.pyc-<magic number in hex>`` that starts with the magic number (then ``marshal`` version 2,
+whose bytes do not depend on reference counts): a sandbox whose Python has the
 same one (the same minor version) runs it instead of compiling the harness on every request (most of a request's own
 cost; see ``_archive_main.py``); any other Python compiles the source, as before.
 
@@ -63,7 +64,9 @@ def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP, reaper: P
     for name, source in list(members.items()):
         if name != "__main__.py":  # run by Python itself, which compiles it; the rest are the loader's
             code = compile(source, f"<{name}>", "exec", dont_inherit=True)
-            members[name[:-3] + suffix] = importlib.util.MAGIC_NUMBER + marshal.dumps(code)
+            # Version 2: no references between objects, whose choice depends on reference counts (the same code
+            # gave different bytes in two processes), so the bytes stay a function of the sources.
+            members[name[:-3] + suffix] = importlib.util.MAGIC_NUMBER + marshal.dumps(code, 2)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for name in sorted(members):
