@@ -5,8 +5,9 @@ module's code compiled by the host's Python and this interpreter reads that byte
 minor version), it runs that code, its file names set to this archive's path; else it compiles the source, once
 (``zipimport`` compiles a source module twice: once to name its file while it makes the module's spec, once to run
 it). Compiling the harness was most of what a request cost before the program ran: measured on Python 3.11, the
-imports took 100 ms of a 139 ms request compiled here (91 ms with the host's code), 48 ms for the harness as one ``.py`` file, 60 ms as an archive
-imported by ``zipimport``. Then it runs :func:`trl_sandbox_harness.__main__.main`. Standard library only, Python >= 3.8.
+imports took 100 ms of a 139 ms request compiled here (91 ms with the host's code), 48 ms for the harness as one
+``.py`` file, 60 ms as an archive imported by ``zipimport``. Then it runs :func:`trl_sandbox_harness.__main__.main`.
+Standard library only, Python >= 3.8.
 """
 
 import _frozen_importlib_external

@@ -10,9 +10,9 @@ the code the judge ends every process of the program with (``trl_sandbox/backend
 
 Beside each module's source, the archive holds its code as this (the host's) Python compiles it, marshalled, in a
 member ``<module path>.pyc-<magic number in hex>`` that starts with the magic number (then ``marshal`` version 2,
-whose bytes do not depend on reference counts): a sandbox whose Python has the
-same one (the same minor version) runs it instead of compiling the harness on every request (most of a request's own
-cost; see ``_archive_main.py``); any other Python compiles the source, as before.
+whose bytes do not depend on reference counts): a sandbox whose Python has the same one (the same minor version) runs
+it instead of compiling the harness on every request (most of a request's own cost; see ``_archive_main.py``); any
+other Python compiles the source, as before.
 
 The bytes are a function of the sources and the host's Python version (entries sorted by name, stored uncompressed so
 that a Python built without ``zlib`` reads them, a fixed timestamp and fixed permissions, code compiled with fixed
