@@ -31,7 +31,7 @@ from .lifecycle import default_labels  # noqa: F401 - re-exported (its home befo
 from .backends import Backend, Sandbox, get_backend
 from .backends._admission import default_size
 from .errors import ConfigurationError, InfrastructureError, SandboxCreationError
-from .harness.archive import HARNESS_FILES
+from .harness.archive import harness_files
 from .progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -358,7 +358,7 @@ class SandboxPool(AbstractContextManager["SandboxPool"]):
         try:
             if self._closed:  # closed (e.g. by a signal) while this creation was in flight
                 raise InfrastructureError("the sandbox pool was closed during its creation")
-            await self.backend.write_files(sandbox, HARNESS_FILES)
+            await self.backend.write_files(sandbox, harness_files())
         except BaseException:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.delete_timeout_s):
                 await self._delete_one(sandbox)

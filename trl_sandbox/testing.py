@@ -25,7 +25,7 @@ import pytest
 
 from .backends.base import ExecResult
 from .backends.mock import ExecRequest, MockBackend, install, uninstall
-from .harness.archive import HARNESS_FILES, HARNESS_NAME
+from .harness.archive import HARNESS_NAME, harness_files
 from .harness.compare import same_stdout, same_value
 from .harness.values import decode, encode
 
@@ -95,7 +95,7 @@ def run_unsandboxed(request: ExecRequest) -> ExecResult:
     """
     with tempfile.TemporaryDirectory() as tmp:
         harness = Path(tmp) / HARNESS_NAME
-        harness.write_bytes(HARNESS_FILES[HARNESS_NAME])
+        harness.write_bytes(harness_files()[HARNESS_NAME])
         try:
             proc = subprocess.run(
                 [sys.executable, "-I", "-S", str(harness)],

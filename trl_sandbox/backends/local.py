@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
-from ..harness.archive import HARNESS_FILES, HARNESS_NAME
+from ..harness.archive import HARNESS_NAME, harness_files
 from . import _cgroups, _landlock, _seccomp, _uids
 from ._admission import HostAdmission, admission_dir
 from ._cgroups import Cgroups
@@ -491,7 +491,7 @@ class LocalBackend(Backend):
                 raise InfrastructureError(f"local backend: writing {name} into {sandbox.id} failed: {exc}") from exc
             if name == HARNESS_NAME:
                 # The fork server runs its own preloaded copy of the harness when the sandbox's is identical.
-                if content == HARNESS_FILES[HARNESS_NAME]:
+                if content == harness_files()[HARNESS_NAME]:
                     self._harness_ok.add(sandbox.id)
                 else:
                     self._harness_ok.discard(sandbox.id)

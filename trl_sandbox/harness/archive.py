@@ -21,14 +21,16 @@ file names): the same source gives the same archive, and :data:`HARNESS_DIGEST` 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import io
 import marshal
 import zipfile
 from pathlib import Path
+from typing import Any
 
-__all__ = ["HARNESS_DIGEST", "HARNESS_FILES", "HARNESS_NAME", "PACKAGE_NAME", "build_archive"]
+__all__ = ["HARNESS_DIGEST", "HARNESS_FILES", "HARNESS_NAME", "PACKAGE_NAME", "build_archive", "harness_files"]
 
 #: File name of the harness inside each sandbox (written by the pool at creation).
 HARNESS_NAME = "trl_sandbox_harness.pyz"
@@ -77,7 +79,22 @@ def build_archive(package_dir: Path = _HERE, seccomp: Path = _SECCOMP, reaper: P
     return buffer.getvalue()
 
 
-#: Files every sandbox gets at creation: ``{HARNESS_NAME: the archive's bytes}``.
-HARNESS_FILES = {HARNESS_NAME: build_archive()}
-#: SHA-256 of the archive (hex): the same for the same sources.
-HARNESS_DIGEST = hashlib.sha256(HARNESS_FILES[HARNESS_NAME]).hexdigest()
+@functools.lru_cache(maxsize=None)
+def harness_files() -> dict[str, bytes]:
+    """Files every sandbox gets at creation: ``{HARNESS_NAME: the archive's bytes}``, built at the first call (it
+    compiles the harness: about 70 ms, which ``import trl_sandbox`` does not pay), the same dict after.
+
+    Raises:
+        OSError: a source file cannot be read.
+    """
+    return {HARNESS_NAME: build_archive()}
+
+
+def __getattr__(name: str) -> Any:
+    """``HARNESS_FILES`` (:func:`harness_files`) and ``HARNESS_DIGEST`` (SHA-256 of the archive, hex: the same for the
+    same sources), built when first read."""
+    if name == "HARNESS_FILES":
+        return harness_files()
+    if name == "HARNESS_DIGEST":
+        return hashlib.sha256(harness_files()[HARNESS_NAME]).hexdigest()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
