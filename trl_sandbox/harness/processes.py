@@ -124,10 +124,9 @@ class Worker(ProgramValues, Peer):
         and waited-for children included, cut at :data:`.cputime.WALL_FACTOR` times ``seconds`` (plus
         ``extra_wall``) of wall time (see :mod:`.cputime`)."""
         if self.cpu is None:  # a worker in this PID namespace (the fork server gives its own workers' readers)
-            fd = open_stat(self.pid, self.name_fd)
-            if fd is None and self.pidfd is not None:
-                fd = open_stat(self.pid)
-            self.cpu = CpuReader(fd)
+            # Named through a pidfd when there is one: in a /proc of another PID namespace the bare pid is another
+            # process's (no CPU time then, so the test is timed on wall clock; never a stranger's CPU time).
+            self.cpu = CpuReader(open_stat(self.pid, self.name_fd))
         clock = TestClock(self.cpu, seconds, extra_wall, busy=self.computing)
         self.deadline = clock.backstop
         self.clock = clock
@@ -384,9 +383,8 @@ class Worker(ProgramValues, Peer):
         if self.cpu is not None:
             self.cpu.close()
             self.cpu = None
-        for fd in (self.cmd_w, self.reply_r, self.pidfd if self.pidfd is not None else self.name_fd):
-            if fd is not None:
-                os.close(fd)
+        for fd in {self.cmd_w, self.reply_r, self.pidfd, self.name_fd} - {None}:  # name_fd may be pidfd
+            os.close(fd)
         self.cmd_w = self.reply_r = self.pidfd = self.name_fd = None
         output, self.output = (self.output.finish() if self.output is not None else b""), None
         return self.earlier_output + output
