@@ -21,6 +21,9 @@ into the cache shared by ranks and runs; see :func:`prepare_main`.
 its checker, and list the rows that fail their reference or pay a trivial program (``--report``, ``--clean``); see
 :mod:`trl_sandbox.audit`.
 
+``trl-sandbox images import|pull|list|remove``: the image cache of repository tasks; see
+:mod:`trl_sandbox.cli_images`.
+
 ``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h (pinned, sha256-checked) for checkers;
 see :func:`testlib_main`.
 """
@@ -40,12 +43,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._cli_parsing import add_fields, apply_yaml, one_line_errors
+from .cli_images import images_main
 from .cli_train import TrainArguments, train_main
 from .config import SandboxConfig
 from .errors import ConfigurationError, TaskFormatError, TrlSandboxError
 
-__all__ = ["ScoreArguments", "TrainArguments", "audit_main", "cleanup_main", "main", "plot_main", "prepare_main",
-           "score_main", "testlib_main", "train_main"]
+__all__ = ["ScoreArguments", "TrainArguments", "audit_main", "cleanup_main", "images_main", "main", "plot_main",
+           "prepare_main", "score_main", "testlib_main", "train_main"]
 
 logger = logging.getLogger("trl_sandbox")
 
@@ -445,7 +449,10 @@ def audit_main(argv: list[str]) -> int:
 
 
 def testlib_main(argv: list[str]) -> int:
-    """``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h pinned in
+    """``trl-sandbox images import|pull|list|remove``: the image cache of repository tasks; see
+:mod:`trl_sandbox.cli_images`.
+
+``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h pinned in
     :data:`trl_sandbox.testlib.OFFICIAL_RELEASE` (sha256 verified) and print how to use it. Returns 0; a failed
     download raises :class:`~trl_sandbox.errors.ConfigurationError` (exit status 2 via :func:`main`).
     """
@@ -466,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``trl-sandbox`` command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"train": train_main, "score": score_main, "cleanup": cleanup_main, "plot": plot_main,
-                "testlib": testlib_main, "prepare": prepare_main, "audit": audit_main}
+                "testlib": testlib_main, "prepare": prepare_main, "audit": audit_main, "images": images_main}
     if argv and argv[0] in ("-V", "--version"):
         from importlib.metadata import PackageNotFoundError, version
 
@@ -481,14 +488,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            "usage: trl-sandbox {train,score,cleanup,plot,prepare,testlib,audit} [options] | --version\n\n"
+            "usage: trl-sandbox {train,score,cleanup,plot,prepare,testlib,audit,images} [options] | --version\n\n"
             "  train    GRPO on coding tasks with sandboxed code rewards (trl-sandbox train --help)\n"
             "  score    score completions against tasks without training (trl-sandbox score --help)\n"
             "  cleanup  delete sandboxes left by runs that are over (trl-sandbox cleanup --help)\n"
             "  plot     draw a run's rewards, pass rate and sandbox time to PNG files (trl-sandbox plot --help)\n"
             "  prepare  compile a task set's checkers and interactors once, before training\n"
             "  testlib  download the official testlib.h for checkers (trl-sandbox testlib download --help)\n"
-            "  audit    check a task set against its own references and trivial programs (trl-sandbox audit --help)",
+            "  audit    check a task set against its own references and trivial programs (trl-sandbox audit --help)\n"
+            "  images   import, pull, list and remove the images of repository tasks (trl-sandbox images --help)",
             file=sys.stderr,
         )
         return 0 if argv and argv[0] in ("-h", "--help") else 2

@@ -44,10 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .caches import CACHE_ENV, cache_dir
 from .errors import ConfigurationError, InfrastructureError, TaskFormatError
-
-#: The environment variable naming the cache directory (default ``~/.cache/trl-sandbox``).
-CACHE_ENV = "TRL_SANDBOX_CACHE"
 #: Compiler and flags per language: the flags of Codeforces' and Polygon's checker builds (``-O2``, C++17).
 COMPILERS = {
     "cpp": ("g++", ["-std=gnu++17", "-O2", "-pipe", "-s"]),
@@ -82,15 +80,6 @@ class JudgeBinary:
         testlib checker of 1.8 MB travels as about 0.7 MB), ``encoding`` and ``sha256`` (of the binary itself)."""
         packed = zlib.compress(self.path.read_bytes(), 6)
         return {"binary": base64.b64encode(packed).decode("ascii"), "encoding": "zlib", "sha256": self.sha256}
-
-
-def cache_dir() -> Path:
-    """The cache directory: ``TRL_SANDBOX_CACHE``, else ``~/.cache/trl-sandbox`` (``XDG_CACHE_HOME`` honoured)."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "trl-sandbox"
 
 
 @functools.lru_cache(maxsize=8)
