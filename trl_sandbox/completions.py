@@ -11,7 +11,7 @@ from typing import Any
 
 from .languages import LANGUAGES
 
-__all__ = ["completion_text", "continuation_code", "extract_code", "is_continuation"]
+__all__ = ["completion_text", "continuation_code", "extract_code", "extract_patch", "is_continuation"]
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON_TAGS = {"python", "py", "python3", "py3", ""}
@@ -93,6 +93,36 @@ def extract_code(completion: Any, entry_points: Sequence[str] = (), language: st
         if defining:
             return defining[-1]
     return python[-1]
+
+
+_DIFF_TAGS = {"diff", "patch", "udiff"}
+_DIFF_START = re.compile(r"^(?:diff --git |--- \S.*\n\+\+\+ )", re.MULTILINE)
+
+
+def extract_patch(completion: Any) -> str:
+    """The unified diff a completion of a repository task proposes (SWE-bench's ``model_patch``).
+
+    Rules, in order: reasoning before the last ``</think>`` is dropped; among markdown blocks, the **last** one
+    tagged ``diff``/``patch`` or whose text starts as a diff (``diff --git``, or ``---`` then ``+++``) is the patch
+    (the last, as :func:`extract_code` takes the last code block: an answer that shows a first try and then the fix
+    is scored on the fix); without such a block, the text from its first diff header to its end. The patch ends with
+    a newline (``git apply`` refuses a last hunk without one). No diff gives ``""``: a patch that does not apply,
+    the model's failure.
+
+    Raises:
+        TypeError: the completion is neither a string nor a list of messages.
+    """
+    text = completion_text(completion)
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    blocks = [code for tag, code in _FENCE.findall(text)
+              if tag.lower() in _DIFF_TAGS or _DIFF_START.match(code.lstrip("\n"))]
+    if blocks:
+        patch = blocks[-1].lstrip("\n")
+    else:
+        start = _DIFF_START.search(text)
+        patch = text[start.start():] if start else ""
+    return patch if not patch or patch.endswith("\n") else patch + "\n"
 
 
 def is_continuation(code: str) -> bool:
