@@ -449,10 +449,7 @@ def audit_main(argv: list[str]) -> int:
 
 
 def testlib_main(argv: list[str]) -> int:
-    """``trl-sandbox images import|pull|list|remove``: the image cache of repository tasks; see
-:mod:`trl_sandbox.cli_images`.
-
-``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h pinned in
+    """``trl-sandbox testlib download [--dest PATH]``: fetch the official testlib.h pinned in
     :data:`trl_sandbox.testlib.OFFICIAL_RELEASE` (sha256 verified) and print how to use it. Returns 0; a failed
     download raises :class:`~trl_sandbox.errors.ConfigurationError` (exit status 2 via :func:`main`).
     """
