@@ -234,3 +234,33 @@ def test_pull_copies_with_skopeo_into_the_cache(tmp_path, capsys, monkeypatch):
     assert main(["images", "--cache", cache, "pull", "ghcr.io/o/private"]) == 2
     assert "pulling ghcr.io/o/private failed: FATA[0000] reading manifest: unauthorized" in capsys.readouterr().err
 
+
+
+def test_a_multi_platform_index_is_resolved_to_this_machines_platform(tmp_path):
+    """An index of indexes, as registries serve multi-platform images: this machine's manifest is taken."""
+    import hashlib
+    import platform
+
+    here = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    other = "arm64" if here != "arm64" else "amd64"
+    mine = oci_layout(tmp_path / "mine", [[("etc/arch", "file", here.encode(), 0o644)]], name=None)
+    theirs = oci_layout(tmp_path / "theirs", [[("etc/arch", "file", other.encode(), 0o644)]], name=None)
+    layout = tmp_path / "multi"
+    (layout / "blobs/sha256").mkdir(parents=True)
+    descriptors = []
+    for source, arch in ((tmp_path / "theirs", other), (tmp_path / "mine", here)):
+        for blob in (source / "blobs/sha256").iterdir():
+            (layout / "blobs/sha256" / blob.name).write_bytes(blob.read_bytes())
+        manifest = json.loads((source / "index.json").read_text())["manifests"][0]
+        descriptors.append({**manifest, "platform": {"os": "linux", "architecture": arch}})
+    nested = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                         "manifests": descriptors}).encode()
+    digest = "sha256:" + hashlib.sha256(nested).hexdigest()
+    (layout / "blobs/sha256" / digest[7:]).write_bytes(nested)
+    (layout / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [
+        {"mediaType": "application/vnd.oci.image.index.v1+json", "digest": digest, "size": len(nested),
+         "annotations": {"io.containerd.image.name": "multi:1"}}]}))
+    (layout / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+    image = ImageCache(tmp_path / "cache").import_image(layout)
+    assert image.digest == mine != theirs and (image.rootfs / "etc/arch").read_text() == here
+    assert image.names == ("multi:1",)
