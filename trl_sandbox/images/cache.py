@@ -25,13 +25,14 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from ..backends._host import process_alive, rmtree
+from ..backends._host import remove_stale, rmtree
 from ..caches import cache_dir
 from .layers import ImageError, LayerApplier
 from .sources import open_source
@@ -104,31 +105,33 @@ class ImageCache:
             for item in names:
                 _check_name(item)
             final = self._dir(found.digest)
-            try:
-                for sub in (".locks", ".tmp", "names"):
-                    (self.root / sub).mkdir(parents=True, exist_ok=True)
-                lock = os.open(self.root / ".locks" / found.digest.split(":")[1], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
-                               0o644)
-            except OSError as exc:
-                raise ImageError(f"cannot write the image cache {self.root}: {exc.strerror}; set TRL_SANDBOX_CACHE") \
-                    from None
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with self._locked(found.digest):
                 if not (final / "image.json").is_file():
                     self._unpack(found, final, str(source))
                 for item in names:
                     self._name(item, found.digest)
-            finally:
-                os.close(lock)
         return self.get(found.digest)
+
+    @contextmanager
+    def _locked(self, digest: str) -> Iterator[None]:
+        """Hold ``digest``'s import lock (``flock``, blocking; released by the kernel if this process dies)."""
+        try:
+            for sub in (".locks", ".tmp", "names"):
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
+            lock = os.open(self.root / ".locks" / digest.split(":")[1], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise ImageError(f"cannot write the image cache {self.root}: {exc.strerror}; set TRL_SANDBOX_CACHE") \
+                from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(lock)
 
     def _unpack(self, found: Any, final: Path, what: str) -> None:
         hexdigest = found.digest.split(":")[1]
         tmp_root = self.root / ".tmp"
-        for stale in tmp_root.glob(f"{hexdigest}-*"):
-            pid = stale.name.split("-")[1]
-            if pid.isdigit() and not process_alive(int(pid)):
-                rmtree(stale)
+        remove_stale(tmp_root, f"{hexdigest}-")  # imports of this digest by processes that are gone
         tmp = tmp_root / f"{hexdigest}-{os.getpid()}-{secrets.token_hex(4)}"
         tmp.mkdir()
         try:
@@ -226,18 +229,13 @@ class ImageCache:
             ImageError: no such image.
         """
         image = self.get(reference)
-        lock = os.open(self.root / ".locks" / image.digest.split(":")[1], os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
-                       0o644)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._locked(image.digest):
             for key, (_, digest) in self._names().items():
                 if digest == image.digest:
                     (self.root / "names" / quote(key, safe="")).unlink(missing_ok=True)
             gone = self.root / ".tmp" / f"removed-{os.getpid()}-{secrets.token_hex(4)}"
             os.rename(self._dir(image.digest), gone)
             rmtree(gone)
-        finally:
-            os.close(lock)
         return image
 
 

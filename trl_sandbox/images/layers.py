@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from ..backends._host import rmtree
 from ..errors import ConfigurationError
 
 #: Prefix of a whiteout entry, and the name of an opaque directory's marker (OCI image-spec, layer.md).
@@ -142,23 +143,9 @@ def _remove(path: Path) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(info.st_mode):
-        _rmtree(path)
+        rmtree(path)  # also a directory the image left without write or search permission
     else:
         os.unlink(path)
-
-
-def _rmtree(path: Path) -> None:
-    def onerror(func, p, exc_info):  # a directory without write or search permission, from the image itself
-        if isinstance(exc_info[1], FileNotFoundError):
-            return
-        os.chmod(os.path.dirname(p), stat.S_IRWXU)
-        if os.path.isdir(p) and not os.path.islink(p):
-            os.chmod(p, stat.S_IRWXU)
-            shutil.rmtree(p, onerror=onerror)
-        else:
-            func(p)
-
-    shutil.rmtree(path, onerror=onerror)
 
 
 class LayerApplier:
