@@ -35,6 +35,7 @@ BASE = [
 ]
 TOP = [
     ("d/.wh.x", "file", b"", 0o644),
+    ("nowhere/deep/.wh.x", "file", b"", 0o644),  # a whiteout over nothing: hides nothing, makes nothing
     ("o/.wh..wh..opq", "file", b"", 0o644),
     ("o/new", "file", b"new", 0o644),
     ("lib/b.so", "file", b"B", 0o644),  # through the lower layer's symlink: usr/lib/b.so
@@ -55,6 +56,7 @@ def check_rootfs(rootfs: Path) -> None:
     assert stat.S_IMODE(tool.st_mode) == 0o755  # no setuid bit in the host's cache
     assert os.stat(rootfs / "usr/bin/hard").st_ino == tool.st_ino
     assert stat.S_IMODE(os.stat(rootfs / "tmp").st_mode) & 0o1777 == 0o1777
+    assert not (rootfs / "nowhere").exists()
     assert not (rootfs / "dev/null").exists()  # no device node: a sandbox gets a fresh /dev
     assert not any(name.startswith(".wh.") for _, _, files in os.walk(rootfs) for name in files)
 
@@ -112,6 +114,7 @@ def test_a_root_filesystem_directory_is_imported_by_its_contents(tmp_path):
     ([("a/../../escape", "file", b"x", 0o644)], "climbs out"),
     ([("link", "hardlink", "../../etc/passwd", 0o644)], "climbs out"),
     ([("link", "hardlink", "etc/shadow", 0o644)], "hard link"),  # the image's own, which it does not have
+    ([("link", "hardlink", "no/such/dir/file", 0o644)], "hard link"),
 ])
 def test_a_layer_that_reaches_out_of_the_image_is_refused_and_leaves_nothing(tmp_path, layer, message):
     oci_layout(tmp_path / "layout", [layer])

@@ -101,10 +101,12 @@ def _parts(name: str, what: str) -> list[str]:
     return parts
 
 
-def resolve(root: Path, parts: list[str], what: str) -> Path:
+def resolve(root: Path, parts: list[str], what: str, *, make: bool = True) -> Path | None:
     """The host path of ``parts`` inside ``root``, every component but the last resolved as the root's own
-    (symlinks followed inside ``root``: absolute targets from ``root``, ``..`` stopping at it); missing directories
-    are made. Raises ImageError past :data:`MAX_SYMLINKS` or where a component is not a directory."""
+    (symlinks followed inside ``root``: absolute targets from ``root``, ``..`` stopping at it). With ``make``,
+    missing directories are made and a file where a directory belongs is replaced by one (the layer's entry says
+    there is a directory); without it (a whiteout, which only removes), a missing or non-directory parent gives None.
+    Raises ImageError past :data:`MAX_SYMLINKS` symlinks."""
     resolved: list[str] = []
     pending = list(parts[:-1])
     hops = 0
@@ -118,6 +120,8 @@ def resolve(root: Path, parts: list[str], what: str) -> Path:
         try:
             info = os.lstat(here)
         except FileNotFoundError:
+            if not make:
+                return None
             os.mkdir(here, 0o755)
             resolved.append(part)
             continue
@@ -131,6 +135,8 @@ def resolve(root: Path, parts: list[str], what: str) -> Path:
             pending = [p for p in target.split("/") if p not in ("", ".")] + pending
             continue
         if not stat.S_ISDIR(info.st_mode):
+            if not make:
+                return None
             os.unlink(here)  # a file where this layer puts a directory: the layer's directory replaces it
             os.mkdir(here, 0o755)
         resolved.append(part)
@@ -196,7 +202,10 @@ class LayerApplier:
         if diff_id is not None and got_diff != diff_id:
             raise ImageError(f"{what} is corrupt: its uncompressed sha256 is {got_diff}, the config says {diff_id}")
         for parts in whiteouts:
-            parent = resolve(self.root, parts, what).parent
+            target = resolve(self.root, parts, what, make=False)
+            if target is None:
+                continue  # nothing below to hide
+            parent = target.parent
             if parts[-1] == OPAQUE:
                 if parent.is_dir() and not parent.is_symlink():
                     for entry in list(os.scandir(parent)):
@@ -219,6 +228,7 @@ class LayerApplier:
                 self.dir_modes[self.root] = (member.mode, member.uid, member.gid, member.mtime)
             return 0
         path = resolve(self.root, parts, what)
+        assert path is not None  # made as needed
         mode = member.mode & 0o1777  # setuid and setgid bits are never kept (see the module docstring)
         if member.isdir():
             if not (path.is_dir() and not path.is_symlink()):
@@ -240,8 +250,10 @@ class LayerApplier:
             self._own(path, member)
             return 0
         if member.islnk():
-            source = resolve(self.root, _parts(member.linkname, what), what)
+            source = resolve(self.root, _parts(member.linkname, what), what, make=False)
             try:
+                if source is None:
+                    raise FileNotFoundError(2, "No such file or directory")
                 os.link(source, path, follow_symlinks=False)
             except OSError as exc:
                 raise ImageError(f"{what}: hard link {member.name!r} -> {member.linkname!r}: {exc.strerror}") from None
