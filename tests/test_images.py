@@ -267,3 +267,12 @@ def test_a_multi_platform_index_is_resolved_to_this_machines_platform(tmp_path):
     image = ImageCache(tmp_path / "cache").import_image(layout)
     assert image.digest == mine != theirs and (image.rootfs / "etc/arch").read_text() == here
     assert image.names == ("multi:1",)
+    descriptors.pop()  # only the other platform left: refused, never unpacked to fail at its first exec
+    nested = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                         "manifests": descriptors}).encode()
+    digest = "sha256:" + hashlib.sha256(nested).hexdigest()
+    (layout / "blobs/sha256" / digest[7:]).write_bytes(nested)
+    (layout / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [
+        {"mediaType": "application/vnd.oci.image.index.v1+json", "digest": digest, "size": len(nested)}]}))
+    with pytest.raises(ImageError, match=f"has no image for linux/{here} \\(it has linux/{other}\\)"):
+        ImageCache(tmp_path / "other").import_image(layout)

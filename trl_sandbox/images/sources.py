@@ -119,7 +119,12 @@ def _oci(files: _Files, kind: str) -> ImageSource:
     for _ in range(4):  # an index may name indexes (multi-platform images)
         if not manifests:
             raise ImageError(f"{files.base}: index.json names no manifest")
-        chosen = [m for m in manifests if _platform_matches(m)] or manifests
+        chosen = [m for m in manifests if _platform_matches(m)]
+        if not chosen:  # every manifest names a platform, none this machine's: its programs could not run here
+            offered = sorted({f"{(m.get('platform') or {}).get('os')}/{(m.get('platform') or {}).get('architecture')}"
+                              for m in manifests})
+            raise ImageError(f"{files.base} has no image for linux/{_GOARCH.get(platform.machine(), platform.machine())}"
+                             f" (it has {', '.join(offered)})")
         descriptor = chosen[0]
         annotations = descriptor.get("annotations") or {}
         names += [annotations[key] for key in NAME_ANNOTATIONS if annotations.get(key)][:1]
