@@ -47,7 +47,8 @@ def test_a_swebench_row_is_read_as_published():
     lines = task.eval_script.splitlines()
     end = lines.index(": '>>>>> End Test Output'")
     assert lines[:2] == ["#!/bin/bash", "set -uxo pipefail"] and lines.count("set -uxo pipefail") == 1
-    assert lines[end - 1] == "SWEBENCH_TEST_EXIT_CODE=$?"
+    assert lines[end - 2] == "SWEBENCH_TEST_EXIT_CODE=$?"
+    assert lines[end - 1] == 'if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi'  # PID 1 of its tree only
     assert lines[end + 1] == 'echo ">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE"'
     assert read_swebench({**ROW, "FAIL_TO_PASS": ["a"], "eval_type": None}).eval_type == "pass_and_fail"
 

@@ -204,6 +204,7 @@ def _read_samples(path: str) -> list[dict[str, Any]]:
 def score_main(argv: list[str]) -> int:
     """``trl-sandbox score``: see the module docstring. Returns the exit code (0 when scoring ran)."""
     from .loading import load_tasks, task_id_of
+    from .repos import read_task
     from .scoring import Scorer
     from .tasks import Task
 
@@ -231,7 +232,7 @@ def score_main(argv: list[str]) -> int:
     for index, row in enumerate(rows):  # from 0, as every index trl-sandbox prints
         task_id = task_id_of(row)
         try:
-            task = Task.from_row(row)
+            task = read_task(row)
         except TaskFormatError as exc:
             if task_id is None:
                 raise TaskFormatError(f"{ns.tasks}: row {index} (from 0): {exc}") from None

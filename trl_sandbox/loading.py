@@ -76,6 +76,8 @@ def task_id_of(row: Mapping[str, Any], task_format: str | None = None) -> str | 
     (``problem_id``, ``question_id``, ``name``, ``id``...), as a string; None when it has none (its id is then a hash
     of its content, see :meth:`Task.from_row`)."""
     value = row.get("task_id")
+    if value is None and "instance_id" in row and "FAIL_TO_PASS" in row:  # a repository task (SWE-bench's id)
+        value = row["instance_id"]
     if value is None:
         fmt = task_format or row.get("task_format") or detect_format(row)
         if fmt in DATASET_FORMATS:

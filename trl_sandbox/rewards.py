@@ -21,6 +21,7 @@ from typing import Any
 
 from .errors import TaskFormatError
 from .loading import TASK_COLUMN, decode_row, task_id_of
+from .repos import read_task
 from .scoring import Scorer, ScoreResult, active_scorer
 from .tasks import LOST_FIELDS, Task
 
@@ -299,7 +300,7 @@ class CodeReward:
                 continue
             try:
                 row = decode_row(row)
-                tasks.append(Task.from_row(row))
+                tasks.append(read_task(row))
                 if key is not None:
                     parsed[key] = tasks[-1]
             except TaskFormatError as exc:

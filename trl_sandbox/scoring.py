@@ -61,6 +61,8 @@ from .languages import LANGUAGES, completion_language, language_named
 from .pool import SandboxPool
 from .deadlines import WAITS, Moved, Waits
 from .results import STATUSES, ScoreResult, Timing, output_tail, reward_of, unscored, verdict_result
+from .repos import scoring as repo_scoring
+from .repos.rows import RepoTask
 from .tasks import Task, Verdict, harness_records
 
 logger = logging.getLogger(__name__)
@@ -213,10 +215,13 @@ class Scorer:
 
     # -- scoring -------------------------------------------------------------------------------------------------
 
-    def budget_s(self, task: Task | TaskFormatError | None = None) -> float:
+    def budget_s(self, task: Task | RepoTask | TaskFormatError | None = None) -> float:
         """Wall-clock seconds one completion of ``task`` may run: its tests' own budget
         (:meth:`~trl_sandbox.tasks.Task.completion_budget_s`), at most ``completion_timeout_s`` when set; without a
-        task, ``completion_timeout_s``, else 30 s."""
+        task, ``completion_timeout_s``, else 30 s. A repository task's is its run's deadline (see
+        :func:`trl_sandbox.repos.scoring.budget_s`)."""
+        if isinstance(task, RepoTask):
+            return repo_scoring.budget_s(task)
         if not isinstance(task, Task):
             return self.completion_timeout_s or 30.0
         budget = task.completion_budget_s(task.test_timeout_s(self.test_timeout_s, self.time_limit_factor))
@@ -327,6 +332,8 @@ class Scorer:
         start = time.monotonic()
         if isinstance(task, TaskFormatError):
             return unscored(task, "invalid_task", 0.0, str(task))
+        if isinstance(task, RepoTask):
+            return await repo_scoring.score_repo(self, task, completion)
         try:
             text = completion_text(completion)
             language = completion_language(task.language, text, self.language, task.solutions_language) if (

@@ -32,11 +32,12 @@ _SERVER_STOP_S = 5.0
 _KILL_CONFIRM_S = 10.0
 
 
-async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: int, scratch_limit: int) -> ExecResult:
+async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: int, scratch_limit: int,
+                       pass_fds: Sequence[int] = ()) -> ExecResult:
     """Run one execution through the launcher (``_launcher.py``, one process per execution): ``cfg`` is its
     configuration (see the launcher's docstring) without ``status_fd``, ``stdin`` the command's input; stdout and
     stderr are kept up to ``output_limit`` bytes each, and a scratch directory past ``scratch_limit`` bytes is reported
-    on stderr. The launcher gets ``timeout_s`` plus a grace period before the host kills it.
+    on stderr. ``pass_fds``: more descriptors the launcher inherits (a tree's inputs). The launcher gets ``timeout_s`` plus a grace period before the host kills it.
 
     Raises:
         InfrastructureError: the launcher could not start, reported a setup failure, exited without a status, or did
@@ -50,7 +51,7 @@ async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: 
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(status_w,),
+            pass_fds=(status_w, *pass_fds),
             start_new_session=True,
             env={},
         )

@@ -18,6 +18,11 @@ What it does, in order (each layer only when the config asks for it; the backend
 4. In the launcher: wait for the child up to the wall-clock timeout, kill it at the deadline, and write one JSON
    status object (exit code, timed out, duration) to ``status_fd``, a pipe the command does not inherit.
 
+With ``cfg["tree"]`` (a repository task's execution, see ``_rootfs.py``), the command runs in a fresh overlay of an
+image's root filesystem instead of the host's, as root of a user namespace that maps only that root to the image's
+owner; the launcher joins the sandbox's cgroups itself (before the tree's identity could not), step 3 has no
+Landlock (no host path is reachable) and seccomp lets sockets through (the network namespace has only loopback).
+
 Exit code 0 means the status was written. Setup failures are reported as ``{"error": ...}`` on ``status_fd``.
 """
 
@@ -33,6 +38,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves the script's directory off sys.path
 import _landlock  # noqa: E402
 import _reaper  # noqa: E402 - shared with the harness archive (stop then kill every descendant)
+import _rootfs  # noqa: E402 - an image's tree per execution (``cfg["tree"]``)
 import _seccomp  # noqa: E402
 
 CLONE_NEWNS = 0x00020000
@@ -149,6 +155,114 @@ def _child(libc, cfg, alive_r, setup_w):
             os._exit(127)
 
 
+def _tree_unshare(libc, cfg):
+    """Tree mode: join the cgroups, enter the namespaces (with a user namespace mapping root to the image's owner
+    unless we are root: then the execution's PID 1 makes its own, see :func:`_tree_child`), name the host, bring up
+    loopback and mount the tree. Returns the merged directory and whether we are the host's root. Raises
+    OSError."""
+    for procs in cfg.get("cgroups", []):
+        with open(procs, "w") as f:
+            f.write("0")
+    root = os.getuid() == 0
+    flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
+    if not root:
+        flags |= CLONE_NEWUSER
+    if libc.unshare(flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, "unshare(%#x) failed: %s" % (flags, os.strerror(err)))
+    if not root:
+        _rootfs.write_id_maps("self", os.getuid(), os.getgid())
+    _rootfs.mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    hostname = b"sandbox"
+    if libc.sethostname(hostname, len(hostname)) != 0:
+        raise OSError(ctypes.get_errno(), "sethostname failed")
+    _rootfs.loopback_up()
+    return _rootfs.mount_tree(libc, cfg["tree"], cfg["cwd"], in_userns=not root), root
+
+
+def _tree_child(libc, cfg, merged, root, alive_r, setup_w, ready_w, go_r):
+    """Tree mode's first process (PID 1 of the new namespaces); never returns. As root, it makes its user
+    namespace after leaving the host's root and waits for the launcher to write its id maps."""
+    try:
+        os.setsid()
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if select.select([alive_r], [], [], 0)[0]:
+            os._exit(1)
+        _rootfs.enter_tree(libc, merged)
+        if root:
+            os.setgroups([])
+            if libc.unshare(_rootfs.CLONE_NEWUSER) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER) failed")
+            os.write(ready_w, b"u")
+            if os.read(go_r, 1) != b"g":
+                raise OSError("the launcher did not map the user namespace")
+        os.close(ready_w)
+        os.close(go_r)
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+        _rootfs.write_identity_files()
+        _rootfs.drop_capabilities(libc)
+        for name, (soft, hard) in cfg.get("rlimits", {}).items():
+            resource.setrlimit(RLIMITS[name], (soft, hard))
+        if cfg.get("nice"):
+            os.nice(cfg["nice"])
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        if cfg.get("seccomp"):
+            _seccomp.install(_seccomp.build(allow_sockets=True))
+        _rootfs.place_inputs(cfg.get("inputs", ()))
+        os.chdir(cfg["tree"].get("workdir") or "/")
+        os.umask(0o022)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+        argv = cfg["argv"]
+        os.execve(argv[0], argv, cfg.get("env", {}))
+    except BaseException as exc:  # noqa: BLE001 - report any setup failure to the launcher, then die
+        try:
+            tb = exc.__traceback__
+            while tb.tb_next is not None:
+                tb = tb.tb_next
+            where = "%s:%d" % (os.path.basename(tb.tb_frame.f_code.co_filename), tb.tb_lineno)
+            os.write(setup_w, ("%s: %s (at %s)" % (type(exc).__name__, exc, where)).encode())
+        finally:
+            os._exit(127)
+
+
+def _fork_tree_child(libc, cfg, merged, root, close=()):
+    """Fork :func:`_tree_child`; as root, write its user namespace's id maps when it asks. Returns its pid and the
+    setup error it reported (empty once it started)."""
+    alive_r, alive_w = os.pipe()
+    setup_r, setup_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    os.set_inheritable(setup_w, False)
+    pid = os.fork()
+    if pid == 0:
+        for fd in (alive_w, setup_r, ready_r, go_w, *close):
+            os.close(fd)
+        _tree_child(libc, cfg, merged, root, alive_r, setup_w, ready_w, go_r)
+    for fd in (alive_r, setup_w, ready_w, go_r):
+        os.close(fd)
+    map_error = b""
+    if os.read(ready_r, 1) == b"u":  # nothing (EOF) as not root, or when the child failed before
+        try:
+            owner = cfg["tree"]["owner"]
+            _rootfs.write_id_maps(pid, owner, owner)
+            os.write(go_w, b"g")
+        except OSError as exc:
+            map_error = ("writing the tree's id maps failed: %s" % exc).encode()
+    os.close(ready_r)
+    os.close(go_w)
+    setup_error = b""
+    while True:
+        chunk = os.read(setup_r, 4096)
+        if not chunk:
+            break
+        setup_error += chunk
+    os.close(setup_r)
+    return pid, map_error or setup_error
+
+
 def _disk_usage(path, limit):
     """Bytes used under ``path`` (stops counting past ``limit``)."""
     total = 0
@@ -211,16 +325,25 @@ def main():
     status_fd = cfg["status_fd"]
     os.set_inheritable(status_fd, False)
 
-    error = _unshare(libc, cfg)
-    if error:
-        _write_status(status_fd, {"error": error})
-        return 0
-
-    subreaper = not cfg.get("namespaces", True)
-    if subreaper:  # no PID namespace: orphans of the command become our children, and we kill them
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    start = time.monotonic()
-    pid, setup_error = _fork_child(libc, cfg, close=(status_fd,))
+    if cfg.get("tree"):
+        try:
+            merged, root = _tree_unshare(libc, cfg)
+        except OSError as exc:
+            _write_status(status_fd, {"error": "preparing the tree failed: %s" % exc})
+            return 0
+        subreaper = False
+        start = time.monotonic()
+        pid, setup_error = _fork_tree_child(libc, cfg, merged, root, close=(status_fd,))
+    else:
+        error = _unshare(libc, cfg)
+        if error:
+            _write_status(status_fd, {"error": error})
+            return 0
+        subreaper = not cfg.get("namespaces", True)
+        if subreaper:  # no PID namespace: orphans of the command become our children, and we kill them
+            libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        start = time.monotonic()
+        pid, setup_error = _fork_child(libc, cfg, close=(status_fd,))
 
     timed_out = False
     deadline = start + float(cfg["timeout_s"])

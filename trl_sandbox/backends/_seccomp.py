@@ -93,13 +93,15 @@ _SETNS = (308, 268)
 CLONE_NEWPID = 0x20000000
 
 
-def build(allow_pid_namespaces=False):
+def build(allow_pid_namespaces=False, allow_sockets=False):
     """The BPF program (bytes of ``struct sock_filter``) for this architecture.
 
     Args:
         allow_pid_namespaces: Let ``unshare(CLONE_NEWPID)`` and ``setns(fd, CLONE_NEWPID)`` through (exactly those
             flags): the fork server's filter, so that it can start each execution in a new PID namespace. Both
             need ``CAP_SYS_ADMIN``, which executions never hold.
+        allow_sockets: Let ``socket`` through: a repository tree's filter (its tests serve on loopback, the only
+            interface of its network namespace).
 
     Raises:
         OSError: unsupported architecture.
@@ -108,6 +110,8 @@ def build(allow_pid_namespaces=False):
         raise OSError("no seccomp filter for architecture %s" % platform.machine())
     column, audit_arch = _ARCH[platform.machine()]
     special = {_UNSHARE[column], _SETNS[column]} if allow_pid_namespaces else set()
+    if allow_sockets:
+        special.add(_DENIED["socket"][column])
     denied = sorted({numbers[column] for numbers in _DENIED.values()} - special)
     # Conditional jumps to labels, resolved once the layout is known: (opcode, k, label).
     checks = []

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InfrastructureError
+from ..errors import ConfigurationError, InfrastructureError
 
 __all__ = ["Backend", "ExecResult", "InfrastructureError", "Leftover", "Sandbox", "SandboxProcess"]
 
@@ -230,6 +230,21 @@ class Backend(abc.ABC):
         Raises:
             InfrastructureError: the command could not be run (sandbox died, backend error, lost connection).
         """
+
+    async def exec_in_image(self, sandbox: Sandbox, image: Any, argv: Sequence[str], *, timeout_s: float,
+                            inputs: Sequence[bytes] = (), env: Mapping[str, str] | None = None,
+                            workdir: str | None = None, limits: Any = None) -> ExecResult:
+        """Run ``argv`` (a path inside the image first) as root of a fresh tree of ``image`` (a
+        :class:`trl_sandbox.images.Image`) in ``sandbox``, with the image's environment and ``env`` over it, in
+        ``workdir`` (default: the image's ``WorkingDir``), for at most ``timeout_s`` seconds; ``inputs[i]`` is
+        readable by the command at ``/dev/fd/{3 + i}`` and cannot be changed by it. What the command writes is gone
+        when it ends. Repository tasks run through this (see :mod:`trl_sandbox.repos.runner`).
+
+        Raises:
+            ConfigurationError: this backend does not run repository tasks (the default), or cannot run this image.
+            InfrastructureError: the tree could not be prepared, or the command could not be run.
+        """
+        raise ConfigurationError(f"the {self.name} backend does not run repository tasks yet; use the local backend")
 
     @abc.abstractmethod
     async def delete(self, sandbox: Sandbox) -> None:

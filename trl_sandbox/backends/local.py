@@ -28,7 +28,7 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError, IsolationUnavailableError
 from ..harness.archive import HARNESS_NAME, harness_files
-from . import _cgroups, _landlock, _seccomp, _uids
+from . import _cgroups, _landlock, _seccomp, _trees, _uids
 from ._admission import HostAdmission, admission_dir
 from ._cgroups import Cgroups
 from ._executions import LAUNCHER, judge_request, run_launcher
@@ -438,12 +438,8 @@ class LocalBackend(Backend):
         }
         if self._landlock_abi:
             server["landlock"] = self._reads.landlock(self._landlock_abi, sandbox.workdir, _DEVICES)
-        cfg = {
-            "server": server,
-            "namespaces": True,
-            "userns": not self._is_root,
-            "cgroups": self._cgroups.procs_files(sandbox.id),
-        }
+        cfg = {"server": server, "namespaces": True, "userns": not self._is_root,
+               "cgroups": self._cgroups.procs_files(sandbox.id)}
         assert self.python is not None
         return [*self._python_argv(self.python), LAUNCHER], cfg
 
@@ -573,6 +569,9 @@ class LocalBackend(Backend):
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(rmtree, scratch)
+
+    #: Repository tasks: a command in a fresh overlay tree of an image (see :func:`._trees.exec_in_image`).
+    exec_in_image = _trees.exec_in_image
 
     async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
         """Start ``argv`` as a long-lived execution of ``sandbox``'s fork server, with the same layers as

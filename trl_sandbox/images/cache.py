@@ -34,7 +34,7 @@ from urllib.parse import quote, unquote
 
 from ..backends._host import remove_stale, rmtree
 from ..caches import cache_dir
-from .layers import ImageError, LayerApplier
+from .layers import IMAGE_UID, ImageError, LayerApplier
 from .sources import open_source
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -289,11 +289,11 @@ def _copy_rootfs(source: Path, target: Path) -> int:
             else:
                 continue  # devices and sockets: a sandbox gets a fresh /dev
             if as_root:
-                os.lchown(dst, info.st_uid, info.st_gid)
+                os.lchown(dst, IMAGE_UID, IMAGE_UID)
     for src, dst in reversed(directories):
         info = os.lstat(src)
         if as_root:
-            os.lchown(dst, info.st_uid, info.st_gid)
+            os.lchown(dst, IMAGE_UID, IMAGE_UID)
         os.chmod(dst, (stat.S_IMODE(info.st_mode) & 0o1777) | (0 if as_root else stat.S_IRWXU))
         os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
     return size

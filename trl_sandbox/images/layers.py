@@ -39,6 +39,12 @@ WHITEOUT_PREFIX = ".wh."
 OPAQUE = ".wh..wh..opq"
 #: Symlinks followed while resolving one path inside the root filesystem (Linux's own limit is 40).
 MAX_SYMLINKS = 40
+#: The host uid and gid every file of an image belongs to when root imports it: nobody's account, which root inside
+#: a repository tree maps to (``trl_sandbox/backends/_rootfs.py``), so that the image's files are that root's own
+#: (the layer's owners are not kept: images run as root, and one owner is all a one-uid user namespace maps). An
+#: import by another user leaves the files that user's, for the same reason. (The local backend's per-sandbox uids
+#: start at 61000.)
+IMAGE_UID = 60999
 _CHUNK = 1 << 20
 
 
@@ -272,7 +278,7 @@ class LayerApplier:
 
     def _own(self, path: Path, member: tarfile.TarInfo) -> None:
         if self.as_root:
-            os.lchown(path, member.uid, member.gid)
+            os.lchown(path, IMAGE_UID, IMAGE_UID)
 
     def finish(self) -> None:
         """Apply the directories' modes, owners and times, deepest first (after every layer)."""
@@ -281,6 +287,6 @@ class LayerApplier:
             if not path.is_dir() or path.is_symlink():
                 continue
             if self.as_root:
-                os.lchown(path, uid, gid)
+                os.lchown(path, IMAGE_UID, IMAGE_UID)
             os.chmod(path, mode | (0 if self.as_root else stat.S_IRWXU))  # the importer can still remove it
             os.utime(path, (mtime, mtime))

@@ -11,7 +11,8 @@ The rules:
    count of tests, never a zero one) is no result: a suite that never started resolves nothing.
 3. The test command's exit status, recorded by the eval script after the end marker, is checked against the log: a
    non-zero status while the parsed log reports no ``FAILED`` or ``ERROR`` test means the log does not describe the
-   run (a patch that prints ``PASSED`` lines), and the run has no result.
+   run (a patch that prints ``PASSED`` lines), and the run has no result. So does a log that reports a test passing
+   after reporting it failed (:func:`overturned_failure`; a rule of trl-sandbox's, not the harness's).
 4. A FAIL_TO_PASS test passes only as ``PASSED`` or ``XFAIL``; a skipped one fails. A PASS_TO_PASS test is kept when
    ``PASSED``, ``XFAIL`` or ``SKIPPED``. A test missing from the log fails; one with a status word that is none of
    these (a parser kept ``PASSEDx`` as printed) counts in neither list, as in the official report. Under ``eval_type`` ``fail_only`` (suites
@@ -33,7 +34,7 @@ suite killed for the host's reasons) are decided by the runner and never reach t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import TaskFormatError
@@ -62,7 +63,7 @@ class RepoVerdict:
     Attributes:
         has_results: Whether the log describes a test run (rules 1 to 3); False is never resolved.
         reason: Why there are no results (``failure_marker``, ``no_markers``, ``nothing_ran``,
-            ``log_contradicts_exit_status``), else None.
+            ``log_contradicts_exit_status``, ``log_overturns_a_failure``; ``timeout`` from the runner), else None.
         f2p_passed, f2p_failed, p2p_kept, p2p_failed: The FAIL_TO_PASS and PASS_TO_PASS test ids by outcome.
         status_map: The parsed log (test id -> status).
         exit_code: The test command's recorded exit status, or None when the log has none.
@@ -113,6 +114,24 @@ def _key(test: str, status_map: dict[str, str]) -> str | None:
     return None
 
 
+def overturned_failure(region: str, parser: Callable[[str], dict[str, str]]) -> str | None:
+    """A test the log reports ``FAILED`` or ``ERROR`` and, later, ``PASSED`` or ``XFAIL`` (its id), else None.
+
+    A test runner reports a test's failure after its pass (pytest's ``ERROR`` at teardown follows the ``PASSED``),
+    never a pass after its failure; a later pass is printed by something else, to overwrite the verdict (the
+    parsers keep a test's last line). Read line by line (a parser that needs several lines to see a result reads
+    none here, and this rule does not apply to its logs).
+    """
+    failed: set[str] = set()
+    for line in region.split("\n"):
+        for test, status in parser(line).items():
+            if status in ("FAILED", "ERROR"):
+                failed.add(test)
+            elif status in _PASSING and test in failed:
+                return test
+    return None
+
+
 def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str], log_parser: str,
           eval_type: str = "pass_and_fail", exit_code: int | None = None) -> RepoVerdict:
     """The verdict on ``log`` (see the module docstring for the rules and their source).
@@ -139,9 +158,12 @@ def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str],
         return RepoVerdict(False, "failure_marker", exit_code=exit_code)
     if START_TEST_OUTPUT not in log or END_TEST_OUTPUT not in log:
         return RepoVerdict(False, "no_markers", exit_code=exit_code)
-    status_map = parser(log.split(START_TEST_OUTPUT)[1].split(END_TEST_OUTPUT)[0]) or parser(log)
+    region = log.split(START_TEST_OUTPUT)[1].split(END_TEST_OUTPUT)[0]
+    status_map = parser(region) or parser(log)
     if not status_map and not SUITE_RAN.search(log):
         return RepoVerdict(False, "nothing_ran", exit_code=exit_code)
+    if overturned_failure(region, parser):
+        return RepoVerdict(False, "log_overturns_a_failure", status_map=status_map, exit_code=exit_code)
     if exit_code not in (None, 0) and status_map and not any(s in ("FAILED", "ERROR") for s in status_map.values()):
         return RepoVerdict(False, "log_contradicts_exit_status", status_map=status_map, exit_code=exit_code)
     verdict = RepoVerdict(True, status_map=status_map, exit_code=exit_code)

@@ -25,6 +25,9 @@ EXIT_CODE_VAR = "SWEBENCH_TEST_EXIT_CODE"
 #: The fields a SWE-bench 5.0 instance must have to be scored.
 SWEBENCH_FIELDS = ("instance_id", "image", "eval_script", "log_parser", "FAIL_TO_PASS", "PASS_TO_PASS")
 _SCRIPT_HEADER = ("#!/bin/bash", "set -uxo pipefail")
+# Ends every other process of the tree, only where the script is its tree's PID 1 (the runner's): anywhere else (a
+# container's exec, a shell) it does nothing.
+_END_OTHERS = 'if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi'
 
 
 @dataclass
@@ -42,6 +45,8 @@ class RepoTask:
         problem_statement: The issue text (the prompt's substance).
         base_commit: The commit the repository is at (``""`` where the row does not say).
         source: The dataset family (``swebench``).
+        repo_dir: Where the repository is in the image (SWE-bench's ``/testbed``).
+        timeout_s: Seconds a run may take (None: the runner's default, SWE-bench's 1800 s).
         extra: The row's other fields, kept as published.
     """
 
@@ -55,7 +60,14 @@ class RepoTask:
     problem_statement: str = ""
     base_commit: str = ""
     source: str = "swebench"
+    repo_dir: str = "/testbed"
+    timeout_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def task_id(self) -> str:
+        """The id results and metrics name it by (the row's ``instance_id``)."""
+        return self.instance_id
 
 
 def _ids(row: Mapping[str, Any], name: str, where: str) -> list[str]:
@@ -73,7 +85,9 @@ def _ids(row: Mapping[str, Any], name: str, where: str) -> list[str]:
 def eval_script_of(script: str) -> str:
     """The eval script as it runs: SWE-bench's shebang and ``set -uxo pipefail``, the instance's commands, and the
     test command's exit status kept just before the end marker and echoed after it (SWE-bench 5.0's
-    ``record_test_exit_code``), outside the parsed region.
+    ``record_test_exit_code``), outside the parsed region. Between the two, where the script is its tree's PID 1
+    (:mod:`.runner`), ``kill -KILL -1``: every process the tests left behind ends there, before the status is
+    written (one that printed a status of its own later would otherwise be the last word).
 
     Raises:
         TaskFormatError: the script has no end-of-output marker (nothing would tell its test output apart).
@@ -81,7 +95,8 @@ def eval_script_of(script: str) -> str:
     lines = [line for line in script.strip().split("\n") if line not in _SCRIPT_HEADER]
     for i, line in enumerate(lines):
         if END_TEST_OUTPUT in line:
-            lines[i:i + 1] = [f"{EXIT_CODE_VAR}=$?", line, f'echo "{TEST_EXIT_CODE}: ${EXIT_CODE_VAR}"']
+            lines[i:i + 1] = [f"{EXIT_CODE_VAR}=$?", _END_OTHERS, line,
+                              f'echo "{TEST_EXIT_CODE}: ${EXIT_CODE_VAR}"']
             return "\n".join([*_SCRIPT_HEADER, *lines]) + "\n"
     raise TaskFormatError(f"the eval_script has no {END_TEST_OUTPUT!r} line: its test output cannot be told apart")
 
@@ -120,3 +135,23 @@ def read_swebench(row: Mapping[str, Any]) -> RepoTask:
         problem_statement=str(row.get("problem_statement") or ""), base_commit=str(row.get("base_commit") or ""),
         extra={k: v for k, v in row.items() if k not in known},
     )
+
+
+def is_repo_row(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` is a repository task's (its ``task_format`` is ``swebench``, or it has SWE-bench's
+    ``instance_id`` and ``FAIL_TO_PASS``)."""
+    return row.get("task_format") == "swebench" or ("instance_id" in row and "FAIL_TO_PASS" in row)
+
+
+def read_task(row: Mapping[str, Any]) -> Any:
+    """The task of any row: a :class:`RepoTask` for a repository task's row (:func:`is_repo_row`), else
+    :meth:`trl_sandbox.tasks.Task.from_row`'s.
+
+    Raises:
+        TaskFormatError: the row is malformed (the reader's one-line reason).
+    """
+    if isinstance(row, Mapping) and is_repo_row(row):
+        return read_swebench(row)
+    from ..tasks import Task
+
+    return Task.from_row(row)
