@@ -3,8 +3,9 @@
     python benchmarks/repository.py                  # 200 resets, 20 scorings, 1..4 at once
     python benchmarks/repository.py --resets 500 --scorings 40 --at-once 1 2 4 8
 
-Uses the tests' image (tests/_repo_image.py: Debian bookworm minbase with python3, git, pytest and patch, plus a small
-repository at /testbed with a SWE-bench 5.0 row; built with mmdebstrap once and cached in /var/tmp/trl-sandbox-tests).
+Uses the demo image (``trl_sandbox.repos.demo``: Debian bookworm minbase with python3, git, pytest and patch, plus a
+small repository at /testbed with a SWE-bench 5.0 row; its Debian layer built with mmdebstrap once and kept in the
+trl-sandbox cache directory).
 Prints four tables:
 
 1. **Image**: the Debian layer's build time (when this run built it), the import into a fresh cache (seconds, peak
@@ -36,22 +37,21 @@ from pathlib import Path
 
 import anyio
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(ROOT / "tests"))
 from _common import median, percentile, progress, table  # noqa: E402
 
-import _repo_image as R  # noqa: E402
+from trl_sandbox.caches import cache_dir  # noqa: E402
+from trl_sandbox.repos import demo as R  # noqa: E402
 
 
 def image_table(work: Path) -> list[dict]:
     from trl_sandbox.images import ImageCache
 
     start = time.perf_counter()
-    layer = R.debian_layer()
+    layer = R.debian_layer(cache_dir())
     built = time.perf_counter() - start
     repo = R.build_repository(work / "repo")
-    layout = R.oci_layout(work / "layout", repo)
+    layout = R.oci_layout(work / "layout", repo, layer)
     code = ("import resource, sys, time; from trl_sandbox.images import ImageCache; t = time.perf_counter(); "
             "ImageCache(sys.argv[1]).import_image(sys.argv[2]); "
             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
@@ -190,16 +190,18 @@ def main() -> None:
         print("\n## Image\n\n" + table(image_table(Path(work)), ["layer tar (MB)", "built now (s)", "import (s)",
                                                                   "import peak RSS (MB)", "cache size (MB)",
                                                                   "files' bytes (MB)"]))
-        image, info = R.repo_image(Path(work) / "shared")
-    progress("reset")
-    print("\n## Reset\n\n" + table(reset_table(image, args.resets), ["execution", "n", "p50 (ms)", "p99 (ms)",
-                                                                      "mean (ms)"]))
-    progress("scoring")
-    print("\n## Scoring\n\n" + table(scoring_table(image, info, args.scorings), ["run", "n", "median (s)",
-                                                                                 "p99 (s)"]))
-    progress("at once")
-    print("\n## At once\n\n" + table(at_once_table(image, info, args.at_once),
-                                     ["at once", "wall (s)", "scorings/s", "memory.peak per sandbox (MB)"]))
+        from trl_sandbox.images import ImageCache
+
+        image, info = R.demo_image(ImageCache(Path(work) / "cache"), Path(work) / "shared", layers=cache_dir())
+        progress("reset")
+        print("\n## Reset\n\n" + table(reset_table(image, args.resets), ["execution", "n", "p50 (ms)", "p99 (ms)",
+                                                                          "mean (ms)"]))
+        progress("scoring")
+        print("\n## Scoring\n\n" + table(scoring_table(image, info, args.scorings), ["run", "n", "median (s)",
+                                                                                     "p99 (s)"]))
+        progress("at once")
+        print("\n## At once\n\n" + table(at_once_table(image, info, args.at_once),
+                                         ["at once", "wall (s)", "scorings/s", "memory.peak per sandbox (MB)"]))
     print(f"\nmax RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

@@ -94,3 +94,17 @@ def test_agentic_coding_without_an_output_dir_removes_its_run(tmp_path):
     out = run("agentic_coding.py", "--model", "scripted", "--steps", "1", cwd=tmp_path)
     assert "sessions created: 8; sandboxes left: 0" in out and "temporary and is removed" in out
     assert list(tmp_path.iterdir()) == []  # nothing in the working directory either
+
+
+@pytest.mark.slow
+def test_repository_quickstart(tmp_path, monkeypatch):
+    pytest.importorskip("trl")
+    import _repo_image
+
+    _repo_image.repo_image(tmp_path / "image")  # the demo image, in this uid's test cache (built once per machine)
+    monkeypatch.setenv("TRL_SANDBOX_CACHE", str(_repo_image.cache_root()))
+    out = run("repository_quickstart.py", "--train", "1", "--output-dir", "run", cwd=tmp_path)
+    assert "SWE-bench 5.0  gold patch   passed     1.00  3/3" in out, out
+    assert "SWE-bench 5.0  wrong patch  failed     0.00  2/3" in out and "no diff      error     -1.00" in out
+    assert "SWE-smith      gold patch   passed     1.00  2/2" in out and "Harbor         gold patch   passed" in out
+    assert "trained 1 steps" in out and "sandboxes: 2 created, 2 deleted, 0 left" in out

@@ -126,3 +126,4 @@ def test_what_a_patch_changes_in_the_tree_is_gone_and_the_host_unreached(repo):
     assert hashlib.sha256(cached.read_bytes()).hexdigest() == before  # the cached lower layer is untouched
     clean = _run(image, task, info["patch"])  # the next execution: a fresh tree, resolved as ever
     assert clean.status == "resolved" and "written by the patch" not in clean.log
+

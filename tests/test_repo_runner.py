@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 import _repo_image as R
-from trl_sandbox import SandboxConfig
+from trl_sandbox import SandboxConfig, load_tasks
 from trl_sandbox.backends.local import LocalBackend
 from trl_sandbox.cli import main as cli_main
 from trl_sandbox.repos import read_swebench, read_task
@@ -193,3 +193,81 @@ def test_an_image_of_another_user_is_refused_with_the_fix(repo, tmp_path):
         pytest.skip("making a directory of another user needs root")
     with pytest.raises(ConfigurationError, match="import it again as this user"):
         image_owner(foreign)
+
+
+def test_a_swesmith_row_is_scored_as_swesmith_scores_it(repo):
+    image, info = repo
+    row = R.swesmith_row(info)
+    task = read_task(row)
+    assert (task.source, task.eval_type, task.image) == ("swesmith", "swesmith", R.IMAGE_NAME)
+    assert "pytest --disable-warnings --color=no --tb=no --verbose tests/test_calc.py" in task.eval_script
+    fix = R.swesmith_fix()
+    # the patch that edits the test it is judged by instead of the code: the test file is checked out again
+    cheat = ("--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,2 @@\n def test_add():\n"
+             "-    assert add(2, 3) == 5\n+    assert add(2, 3) == 6\n")
+    other = "```diff\n" + _wrong_patch(info) + "```"  # applies (to mean), fixes nothing
+    completions = ["```diff\n" + fix + "```", "```diff\n" + cheat + "```", other]
+    with CodeReward.from_config(SandboxConfig(sandbox_pool_size=2)) as reward:
+        results = reward.score(completions, prompts=["p"] * 3, **{k: [v] * 3 for k, v in row.items()})
+    assert [(r.status, r.reward) for r in results] == [("passed", 1.0), ("failed", 0.0), ("failed", 0.0)], [
+        (r.error, r.output) for r in results]
+    assert "tests/test_calc.py::test_add PASSED" in results[0].output
+
+
+def test_a_swesmith_base_has_no_parent_with_the_fixed_code(repo):
+    image, info = repo
+    task = dataclasses.replace(read_task(R.swesmith_row(info)), eval_script=(
+        "#!/bin/bash\ncd /testbed\necho COMMITS $(git rev-list --all --reflog | wc -l)\n"
+        f"echo OLD $(git cat-file -t {info['base_commit']} 2>/dev/null || echo missing)\ngrep -c 'a + b + 1' calc/__init__.py\n"))
+
+    async def go(backend, sandbox):
+        return await run_task(backend, sandbox, image, task, R.swesmith_fix())
+
+    log = _in_backend(go).log
+    assert "COMMITS 1" in log and "OLD missing" in log and "\n0\n" in log  # one commit, the bug; the fix applied
+
+
+def test_a_swesmith_bug_patch_that_does_not_apply_is_not_the_models_fault(repo):
+    image, info = repo
+    row = {**R.swesmith_row(info), "patch": "--- a/nothing.py\n+++ b/nothing.py\n@@ -1 +1 @@\n-a\n+b\n"}
+    with CodeReward.from_config(SandboxConfig(sandbox_pool_size=1)) as reward:
+        [result] = reward.score(["```diff\n" + R.swesmith_fix() + "```"], prompts=["p"],
+                                **{k: [v] for k, v in row.items()})
+    assert result.status == "invalid_task" and result.reward is None and "bug patch" in result.error
+
+
+def test_a_harbor_directory_is_scored_by_its_verifier(repo, tmp_path):
+    image, info = repo
+    R.harbor_task(tmp_path / "tasks" / "calc-mean")
+    R.harbor_task(tmp_path / "tasks" / "calc-json", test_sh=R.TEST_SH.replace(
+        "echo 1 > /logs/verifier/reward.txt", "echo '{\"reward\": 0.5, \"other\": 1}' > /logs/verifier/reward.json"))
+    R.harbor_task(tmp_path / "tasks" / "calc-silent", test_sh="#!/bin/bash\nexit 0\n")
+    rows = load_tasks(tmp_path)  # a dataset directory, HarborSpec's layout
+    assert [r["task_id"] for r in rows] == ["calc-json", "calc-mean", "calc-silent"]
+    assert rows[1]["prompt"].startswith("Fix calc.mean") and rows[1]["task_format"] == "harbor"
+    gold = "```diff\n" + info["patch"] + "```"
+    completions = [gold, gold, "```diff\n" + _wrong_patch(info) + "```", gold]
+    batch = [rows[0], rows[1], rows[1], rows[2]]
+    columns = {key: [row[key] for row in batch] for key in batch[0]}
+    with CodeReward.from_config(SandboxConfig(sandbox_pool_size=2)) as reward:
+        results = reward.score(completions, **columns)
+    assert [(r.status, r.reward) for r in results] == [
+        ("failed", 0.5), ("passed", 1.0), ("failed", 0.0), ("error", -1.0)], [(r.error, r.output) for r in results]
+    assert "reward is 0.5" in results[0].error and "no reward file" in results[3].error
+
+
+def test_trls_harbor_rows_score_as_they_are(repo, tmp_path):
+    """A row of TRL's HarborSpec.train_dataset: an empty prompt and the task's directory (no task_format)."""
+    image, info = repo
+    task_dir = R.harbor_task(tmp_path / "calc-mean")
+    row = {"prompt": [{"role": "user", "content": ""}], "task_dir": str(task_dir), "task_index": 0}
+    with CodeReward.from_config(SandboxConfig(sandbox_pool_size=1)) as reward:
+        assert reward(["```diff\n" + info["patch"] + "```"], **{k: [v] for k, v in row.items()}) == [1.0]
+
+
+def test_a_harbor_task_built_from_a_dockerfile_is_refused_with_the_fix(tmp_path):
+    from trl_sandbox.errors import TaskFormatError
+
+    R.harbor_task(tmp_path / "t", image=None)
+    with pytest.raises(TaskFormatError, match=r"docker build -t NAME .*\(trl-sandbox images import"):
+        load_tasks(tmp_path / "t")

@@ -76,7 +76,7 @@ def task_id_of(row: Mapping[str, Any], task_format: str | None = None) -> str | 
     (``problem_id``, ``question_id``, ``name``, ``id``...), as a string; None when it has none (its id is then a hash
     of its content, see :meth:`Task.from_row`)."""
     value = row.get("task_id")
-    if value is None and "instance_id" in row and "FAIL_TO_PASS" in row:  # a repository task (SWE-bench's id)
+    if value is None and row.get("instance_id") is not None and row.get("FAIL_TO_PASS") is not None:  # SWE-bench's
         value = row["instance_id"]
     if value is None:
         fmt = task_format or row.get("task_format") or detect_format(row)
@@ -96,7 +96,8 @@ def load_tasks(
 ) -> list[dict[str, Any]]:
     """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
     ``.parquet`` file, a problem package directory or a directory of them (Kattis, Polygon, Frontier-CS,
-    InteractBench: see :func:`trl_sandbox.formats.package_dirs.read_problem_dirs`), or an iterable of rows (a
+    InteractBench: see :func:`trl_sandbox.formats.package_dirs.read_problem_dirs`), a Harbor task directory or a
+    dataset of them (:func:`trl_sandbox.repos.harbor.harbor_rows`), or an iterable of rows (a
     ``datasets.Dataset``, a list of dicts).
 
     Args:
@@ -131,8 +132,9 @@ def load_tasks(
         path = Path(__file__).parent / "data" / BUNDLED_TASKS[name] if name in BUNDLED_TASKS else Path(name)
         if path.is_dir():
             from .formats.package_dirs import read_problem_dirs
+            from .repos.harbor import harbor_rows, task_dirs
 
-            rows = read_problem_dirs(path)
+            rows = harbor_rows(path) if task_dirs(path) else read_problem_dirs(path)
         elif not path.is_file():
             raise TaskFormatError(
                 f"cannot read tasks from {name!r}: no such file; bundled sets: {', '.join(BUNDLED_TASKS)}"

@@ -155,6 +155,14 @@ def _child(libc, cfg, alive_r, setup_w):
             os._exit(127)
 
 
+def _where(exc):
+    """``file:line`` where ``exc`` was raised (a setup failure's report names the step)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "%s:%d" % (os.path.basename(tb.tb_frame.f_code.co_filename), tb.tb_lineno) if tb else "?"
+
+
 def _tree_unshare(libc, cfg):
     """Tree mode: join the cgroups, enter the namespaces (with a user namespace mapping root to the image's owner
     unless we are root: then the execution's PID 1 makes its own, see :func:`_tree_child`), name the host, bring up
@@ -163,7 +171,8 @@ def _tree_unshare(libc, cfg):
     for procs in cfg.get("cgroups", []):
         with open(procs, "w") as f:
             f.write("0")
-    root = os.getuid() == 0
+    uid, gid = os.getuid(), os.getgid()  # before the user namespace: inside, unmapped, they read as 65534
+    root = uid == 0
     flags = CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS
     if not root:
         flags |= CLONE_NEWUSER
@@ -171,7 +180,7 @@ def _tree_unshare(libc, cfg):
         err = ctypes.get_errno()
         raise OSError(err, "unshare(%#x) failed: %s" % (flags, os.strerror(err)))
     if not root:
-        _rootfs.write_id_maps("self", os.getuid(), os.getgid())
+        _rootfs.write_id_maps("self", uid, gid)
     _rootfs.mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
     hostname = b"sandbox"
     if libc.sethostname(hostname, len(hostname)) != 0:
@@ -219,11 +228,7 @@ def _tree_child(libc, cfg, merged, root, alive_r, setup_w, ready_w, go_r):
         os.execve(argv[0], argv, cfg.get("env", {}))
     except BaseException as exc:  # noqa: BLE001 - report any setup failure to the launcher, then die
         try:
-            tb = exc.__traceback__
-            while tb.tb_next is not None:
-                tb = tb.tb_next
-            where = "%s:%d" % (os.path.basename(tb.tb_frame.f_code.co_filename), tb.tb_lineno)
-            os.write(setup_w, ("%s: %s (at %s)" % (type(exc).__name__, exc, where)).encode())
+            os.write(setup_w, ("%s: %s (at %s)" % (type(exc).__name__, exc, _where(exc))).encode())
         finally:
             os._exit(127)
 
@@ -329,7 +334,7 @@ def main():
         try:
             merged, root = _tree_unshare(libc, cfg)
         except OSError as exc:
-            _write_status(status_fd, {"error": "preparing the tree failed: %s" % exc})
+            _write_status(status_fd, {"error": "preparing the tree failed: %s (at %s)" % (exc, _where(exc))})
             return 0
         subreaper = False
         start = time.monotonic()

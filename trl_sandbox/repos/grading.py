@@ -18,7 +18,8 @@ The rules:
    these (a parser kept ``PASSEDx`` as printed) counts in neither list, as in the official report. Under ``eval_type`` ``fail_only`` (suites
    whose parser records failures only) a test fails only when the log says ``FAILED``. A pytest id that the dataset
    truncated inside its parameters (``test_x[log(photon``) matches the log's ids that start with it when they agree
-   on pass or fail.
+   on pass or fail. SWE-smith's rows (``eval_type`` ``swesmith``) are graded by SWE-smith's rules instead, with one
+   difference (:func:`_swesmith_report`).
 5. Resolved: every FAIL_TO_PASS test passes and every PASS_TO_PASS test is kept (an empty list counts as all).
 
 One deliberate difference: the official harness takes the first ``>>>>> Test Exit Code`` line anywhere in the log,
@@ -51,7 +52,7 @@ SUITE_RAN = re.compile(
     r"|Test Suites:\s+(?:\d+ \w+, )*[1-9]\d* total|^# tests [1-9]\d*|[1-9]\d* specs?, \d+ failures?|': ok$",
     re.M,
 )
-EVAL_TYPES = ("pass_and_fail", "fail_only")
+EVAL_TYPES = ("pass_and_fail", "fail_only", "swesmith")
 _PASSING = ("PASSED", "XFAIL")
 _EXIT_LINE = re.compile(rf"{re.escape(TEST_EXIT_CODE)}:\s*(-?\d+)")
 
@@ -167,6 +168,9 @@ def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str],
     if exit_code not in (None, 0) and status_map and not any(s in ("FAILED", "ERROR") for s in status_map.values()):
         return RepoVerdict(False, "log_contradicts_exit_status", status_map=status_map, exit_code=exit_code)
     verdict = RepoVerdict(True, status_map=status_map, exit_code=exit_code)
+    if eval_type == "swesmith":
+        _swesmith_report(verdict, fail_to_pass, pass_to_pass, status_map)
+        return verdict
     for test in fail_to_pass:
         key = _key(test, status_map)
         if eval_type == "fail_only":
@@ -184,6 +188,23 @@ def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str],
         elif key is None or status_map[key] in ("FAILED", "ERROR", "SKIPPED"):
             verdict.p2p_failed.append(test)
     return verdict
+
+
+def _swesmith_report(verdict: RepoVerdict, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str],
+                     status_map: dict[str, str]) -> None:
+    """SWE-smith's ``get_eval_tests_report`` (``swesmith/harness/grading.py``), with one deliberate difference.
+
+    SWE-smith runs only the FAIL_TO_PASS tests' files, so a PASS_TO_PASS test missing from the log is kept, and a
+    test fails only when the log says ``FAILED`` or ``ERROR``; ``PASSED`` and ``XFAIL`` pass. Its rule that a
+    *FAIL_TO_PASS* test missing from the log passes ("silent success") is not kept: a patch that stops a test from
+    being collected would resolve the instance. Here a FAIL_TO_PASS test passes only as ``PASSED`` or ``XFAIL``
+    (missing or skipped fails, as SWE-bench decides); a skipped PASS_TO_PASS test is kept, as SWE-bench keeps it
+    (SWE-smith counts it in neither list)."""
+    for test in fail_to_pass:
+        (verdict.f2p_passed if status_map.get(test) in _PASSING else verdict.f2p_failed).append(test)
+    for test in pass_to_pass:
+        failed = status_map.get(test) in ("FAILED", "ERROR")
+        (verdict.p2p_failed if failed else verdict.p2p_kept).append(test)
 
 
 def reward(verdict: RepoVerdict, mode: str) -> float:

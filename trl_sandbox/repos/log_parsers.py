@@ -161,6 +161,19 @@ def django(log: str) -> dict[str, str]:
     return found
 
 
+def swesmith_pytest(log: str) -> dict[str, str]:
+    """pytest's ``--verbose`` lines, ``tests/x.py::test_y PASSED [ 50%]``: SWE-smith's own ``parse_log_pytest``
+    (``swesmith/harness/log_parsers.py``), which its Python repositories' test command (``pytest --disable-warnings
+    --color=no --tb=no --verbose``) prints: the first field of a line followed by whitespace and a status word."""
+    found = {}
+    for line in log.split("\n"):
+        for status in STATUSES:
+            match = re.match(rf"^(\S+)(\s+){status}", line)
+            if match:
+                found[match.group(1)] = status
+    return found
+
+
 #: The ``log_parser`` names of SWE-bench 5.0 instances this module reads, and the function for each (several
 #: repositories' names are the same parser, as in SWE-bench's registry).
 PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
@@ -175,4 +188,5 @@ PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
                                                 "xarray")},
     **{f"parse_log_{name}": pytest_options for name in ("pydicom", "requests", "pylint")},
     **{f"parse_log_{name}": pytest_v2 for name in ("astropy", "scikit", "sphinx")},
+    "swesmith_parse_log_pytest": swesmith_pytest,
 }

@@ -5,8 +5,8 @@ SWE-bench 5.0 instances (``swebench/types.py`` and ``make_test_spec`` in ``swebe
 test files at ``base_commit``, applies ``test_patch`` and runs the tests between the output markers), its
 ``log_parser`` and ``eval_type``, and ``FAIL_TO_PASS`` / ``PASS_TO_PASS`` (JSON strings of test ids, or lists).
 
-Readers of SWE-smith, R2E-Gym rows and Harbor task directories, and the registration of these rows with
-``load_tasks``, come with the runner (docs/repositories.md).
+SWE-smith instances (:func:`read_swesmith`): the repository's image, the bug as a patch, the tests named. Readers
+of R2E-Gym rows and Harbor task directories come next (docs/repositories.md).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import TaskFormatError
-from .grading import END_TEST_OUTPUT, EVAL_TYPES, TEST_EXIT_CODE
+from .grading import END_TEST_OUTPUT, EVAL_TYPES, START_TEST_OUTPUT, TEST_EXIT_CODE
 from .log_parsers import PARSERS
 
 #: The shell variable the eval script keeps the test command's exit status in (SWE-bench's ``TEST_EXIT_CODE_VAR``).
@@ -44,9 +44,17 @@ class RepoTask:
         fail_to_pass, pass_to_pass: Test ids.
         problem_statement: The issue text (the prompt's substance).
         base_commit: The commit the repository is at (``""`` where the row does not say).
-        source: The dataset family (``swebench``).
-        repo_dir: Where the repository is in the image (SWE-bench's ``/testbed``).
+        source: The dataset family (``swebench``, ``swesmith``, ``harbor``).
+        repo_dir: Where the repository is in the image (SWE-bench's ``/testbed``; ``""``: the image's
+            ``WorkingDir``, Harbor's).
         timeout_s: Seconds a run may take (None: the runner's default, SWE-bench's 1800 s).
+        bug_patch: A patch the runner applies before the model's and commits as the repository's only commit
+            (SWE-smith's ``patch``: it makes the bug), ``""`` for none.
+        reset_files: Files the runner checks out again after the model's patch (the tests the verdict reads: a
+            patch's edits to them are dropped, as SWE-bench's eval scripts drop them).
+        verifier_tests: A Harbor task's ``tests/`` directory (an uncompressed tar), put at ``/tests`` only when the
+            verifier runs; ``b""`` for the other sources (see :mod:`.harbor`).
+        verifier_env, verifier_timeout_s: A Harbor task's ``[verifier]`` ``env`` and ``timeout_sec``.
         extra: The row's other fields, kept as published.
     """
 
@@ -62,6 +70,11 @@ class RepoTask:
     source: str = "swebench"
     repo_dir: str = "/testbed"
     timeout_s: float | None = None
+    bug_patch: str = ""
+    reset_files: list[str] = field(default_factory=list)
+    verifier_tests: bytes = b""
+    verifier_env: dict[str, str] = field(default_factory=dict)
+    verifier_timeout_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -137,21 +150,60 @@ def read_swebench(row: Mapping[str, Any]) -> RepoTask:
     )
 
 
-def is_repo_row(row: Mapping[str, Any]) -> bool:
-    """Whether ``row`` is a repository task's (its ``task_format`` is ``swebench``, or it has SWE-bench's
-    ``instance_id`` and ``FAIL_TO_PASS``)."""
-    return row.get("task_format") == "swebench" or ("instance_id" in row and "FAIL_TO_PASS" in row)
+#: SWE-smith's test command for its Python repositories (``TEST_PYTEST`` in ``swesmith/constants.py``).
+SWESMITH_TEST_CMD = "pytest --disable-warnings --color=no --tb=no --verbose"
+#: Seconds a SWE-smith run may take: its harness's ``TIMEOUT``.
+SWESMITH_TIMEOUT_S = 120.0
+#: The fields a SWE-smith instance must have.
+SWESMITH_FIELDS = ("instance_id", "image_name", "patch", "FAIL_TO_PASS", "PASS_TO_PASS")
 
 
-def read_task(row: Mapping[str, Any]) -> Any:
-    """The task of any row: a :class:`RepoTask` for a repository task's row (:func:`is_repo_row`), else
-    :meth:`trl_sandbox.tasks.Task.from_row`'s.
+def swesmith_eval_script(test_cmd: str, test_files: list[str], repo_dir: str = "/testbed") -> str:
+    """SWE-smith's eval script (``run_patch_in_container`` in ``swesmith/harness/utils.py``): the conda
+    environment ``testbed`` where the image has one, the test command with the FAIL_TO_PASS tests' files
+    (``get_test_command``) between the output markers."""
+    command = " ".join([test_cmd, *test_files])
+    return "\n".join([
+        "#!/bin/bash", "set -uxo pipefail",
+        "if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate; conda activate testbed; fi",
+        f"cd {repo_dir}", f": '{START_TEST_OUTPUT}'", command, f": '{END_TEST_OUTPUT}'"]) + "\n"
+
+
+def read_swesmith(row: Mapping[str, Any]) -> RepoTask:
+    """A SWE-smith instance as the dataset publishes it (``SWE-bench/SWE-smith``: ``instance_id``, ``repo``,
+    ``patch``, ``FAIL_TO_PASS``, ``PASS_TO_PASS``, ``image_name``, ``problem_statement``), scored as SWE-smith's
+    harness does (``swesmith/harness/eval.py``): in the repository's image, the instance's bug (its ``patch``; the
+    harness checks out the instance's branch, which holds that patch as a commit, and needs the network to fetch it)
+    is applied, then the model's patch, then the test command runs on the FAIL_TO_PASS tests' files and is graded by
+    SWE-smith's rules (``eval_type`` ``swesmith``, see :mod:`.grading`).
+
+    Here the bug's commit is the repository's only commit (the history holds no parent with the fixed code), and
+    the files of the FAIL_TO_PASS and PASS_TO_PASS tests are checked out again after the model's patch (SWE-smith's
+    harness does not reset them, so a patch could edit the tests it is judged by). The test command is SWE-smith's
+    default for Python repositories, or the row's ``test_cmd`` (a repository profile of SWE-smith's with another
+    one: give it there); the log parser is SWE-smith's (``log_parser`` overrides); the deadline its harness's 120 s.
 
     Raises:
-        TaskFormatError: the row is malformed (the reader's one-line reason).
+        TaskFormatError: a missing field (one line naming it), ids that are not a list of strings, an unknown
+            ``log_parser``.
     """
-    if isinstance(row, Mapping) and is_repo_row(row):
-        return read_swebench(row)
-    from ..tasks import Task
-
-    return Task.from_row(row)
+    where = f"SWE-smith instance {row.get('instance_id', '?')!r}"
+    missing = [name for name in SWESMITH_FIELDS if name not in row or row[name] in (None, "")]
+    if missing:
+        raise TaskFormatError(f"{where}: missing {', '.join(missing)} (SWE-smith rows carry "
+                              f"{', '.join(SWESMITH_FIELDS)})")
+    parser = str(row.get("log_parser") or "swesmith_parse_log_pytest")
+    if parser not in PARSERS:
+        raise TaskFormatError(f"{where}: log_parser {parser!r} is not supported; use one of "
+                              f"{', '.join(sorted(PARSERS))}")
+    f2p, p2p = _ids(row, "FAIL_TO_PASS", where), _ids(row, "PASS_TO_PASS", where)
+    files = sorted({test.split("::", 1)[0] for test in f2p})
+    reset = sorted({test.split("::", 1)[0] for test in [*f2p, *p2p] if "::" in test})
+    script = eval_script_of(swesmith_eval_script(str(row.get("test_cmd") or SWESMITH_TEST_CMD), files))
+    known = {*SWESMITH_FIELDS, "problem_statement", "log_parser", "test_cmd"}
+    return RepoTask(
+        instance_id=str(row["instance_id"]), image=str(row["image_name"]), eval_script=script, log_parser=parser,
+        eval_type="swesmith", fail_to_pass=f2p, pass_to_pass=p2p,
+        problem_statement=str(row.get("problem_statement") or ""), source="swesmith", bug_patch=str(row["patch"]),
+        reset_files=reset, timeout_s=SWESMITH_TIMEOUT_S, extra={k: v for k, v in row.items() if k not in known},
+    )

@@ -6,14 +6,17 @@ daemon.
 What runs, in one tree, as root of the tree (the harness's ``CONTAINER_USER``), its output one stream (stdout and
 stderr together, as ``docker exec`` gives it):
 
-1. In the repository (``/testbed``): when the row names its ``base_commit``, every git object that is not an ancestor
+1. In the repository (``/testbed``): a SWE-smith row's bug patch is applied and committed as the repository's only
+   commit (its history holds no parent with the fixed code). Otherwise, when the row names its ``base_commit``, every git object that is not an ancestor
    of it goes (branches, tags, remote refs, stashes, reflogs, then ``git gc --prune=now``), so that a fix committed
    after the base cannot be read from the history (SWE-bench's own images had to strip it). Nothing is done where
    nothing is there to strip: a check of ``git rev-list`` first.
-2. The patch is applied by the harness's ``GIT_APPLY_CMDS`` in order (``git apply --verbose``, ``--3way``,
+2. The patch is applied by SWE-bench's ``GIT_APPLY_CMDS`` in order (``git apply --verbose``, ``--3way``,
    ``--reject``, ``patch --batch --forward --fuzz=5 -p1 -i``), the tree reset between attempts (``git checkout --
    . ; git clean -fd``), then ``git apply --check --reverse`` (a chain that left it applied); if none succeeds, the
-   log says ``>>>>> Patch Apply Failed``: no results, the patch's failure.
+   log says ``>>>>> Patch Apply Failed``: no results, the patch's failure. (SWE-smith's harness tries three of
+   these four, without the resets; a patch the fourth applies is applied here too.) Then the test files a SWE-smith
+   row names are checked out again: the patch's edits to the tests it is judged by are dropped.
 3. The eval script (the row's, with the exit status recorded: :func:`~trl_sandbox.repos.rows.eval_script_of`) runs
    as the tree's PID 1 and ends every other process of the tree once the test command ends, so nothing the tests
    left behind writes after the recorded status.
@@ -30,6 +33,7 @@ from __future__ import annotations
 import re
 import shlex
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +45,11 @@ APPLY_COMMANDS = ("git apply --verbose", "git apply --verbose --3way", "git appl
                   "patch --batch --forward --fuzz=5 -p1 -i")
 APPLY_PATCH_PASS = ">>>>> Applied Patch"
 APPLY_PATCH_FAIL = ">>>>> Patch Apply Failed"
+#: What the log says when the task's own preparation failed (its bug patch does not apply to its image).
+SETUP_FAILED = ">>>>> trl-sandbox: Task Setup Failed"
 #: Seconds a repository task's run may take when the row says nothing: SWE-bench's harness default (``--timeout``).
 DEFAULT_TIMEOUT_S = 1800.0
-_PATCH_FD, _EVAL_FD = 4, 5  # /dev/fd/3 is the runner script itself
+_PATCH_FD, _EVAL_FD, _BUG_FD = 4, 5, 6  # /dev/fd/3 is the runner script itself
 # Files a patch may not add or change: each lets code run inside pytest's own process before or around the tests
 # (pytest's conftest.py and ini files; Python's site hooks), where it can rewrite what pytest reports.
 _REFUSED_NAMES = re.compile(r"(^|/)(conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
@@ -63,16 +69,19 @@ class RepoRun:
     Attributes:
         verdict: The graded log (:func:`~trl_sandbox.repos.grading.grade`).
         status: ``resolved``, ``unresolved`` (results, not every test as required), ``patch_failed`` (no attempt
-            applied it), ``no_results`` (the log does not describe a test run: ``verdict.reason`` says why), or
-            ``timeout``.
+            applied it), ``no_results`` (the log does not describe a test run: ``verdict.reason`` says why),
+            ``timeout``, or ``setup_failed`` (the task's own bug patch does not apply to its image: not the model's
+            doing).
         log: The whole output, as text.
         duration_s: Seconds the tree ran.
+        reward: A Harbor task's verifier reward (``resolved`` when at least 1.0), else None.
     """
 
     verdict: RepoVerdict
     status: str
     log: str
     duration_s: float
+    reward: float | None = None
 
 
 def refused(patch: str, repo: str = "") -> str | None:
@@ -100,12 +109,24 @@ def refused(patch: str, repo: str = "") -> str | None:
     return None
 
 
-def runner_script(repo_dir: str, base_commit: str) -> str:
+def runner_script(repo_dir: str, base_commit: str, *, bug_patch: bool = False,
+                  reset_files: Sequence[str] = ()) -> str:
     """The script that prepares the tree, applies the patch (``/dev/fd/4``) and runs the eval script
-    (``/dev/fd/5``); see the module docstring."""
+    (``/dev/fd/5``); see the module docstring. ``bug_patch``: first apply the task's bug (``/dev/fd/6``) and commit
+    the result as the repository's only commit; ``reset_files``: check these out again after the patch."""
     apply = " ".join(shlex.quote(command) for command in APPLY_COMMANDS)
     strip = ""
-    if base_commit:
+    if bug_patch:
+        strip = f"""
+git apply --verbose /dev/fd/{_BUG_FD} || {{ echo "{SETUP_FAILED}: its bug patch does not apply"; exit 0; }}
+git checkout -q --orphan trl-sandbox-base && git add -A && \\
+  git -c user.name=trl-sandbox -c user.email=trl-sandbox@localhost commit -q --no-verify -m "the task's base" || \\
+  {{ echo "{SETUP_FAILED}: its base cannot be committed"; exit 0; }}
+git for-each-ref --format='delete %(refname)' | grep -v ' refs/heads/trl-sandbox-base$' | git update-ref --stdin
+rm -f .git/ORIG_HEAD .git/FETCH_HEAD .git/MERGE_HEAD .git/logs/refs/stash
+git reflog expire --expire=now --all && git gc --quiet --prune=now
+"""
+    elif base_commit:
         base = shlex.quote(base_commit)
         strip = f"""
 if [ -n "$(git rev-list -n 1 --all --reflog --not {base} 2>/dev/null)" ] || [ -n "$(git stash list 2>/dev/null)" ]; then
@@ -115,6 +136,9 @@ if [ -n "$(git rev-list -n 1 --all --reflog --not {base} 2>/dev/null)" ] || [ -n
   git reflog expire --expire=now --all && git gc --quiet --prune=now
 fi
 """
+    reset = ""
+    if reset_files:
+        reset = f"git checkout HEAD -- {' '.join(shlex.quote(f) for f in reset_files)} 2>/dev/null || true\n"
     return f"""exec 2>&1
 cd {shlex.quote(repo_dir)} || {{ echo "trl-sandbox: no repository at {repo_dir}"; exit 1; }}
 {strip}
@@ -129,8 +153,89 @@ done
 if [ -z "$applied" ] && git apply --check --reverse /dev/fd/{_PATCH_FD} 2>/dev/null; then applied=1; fi
 if [ -z "$applied" ]; then echo "{APPLY_PATCH_FAIL}"; exit 0; fi
 echo "{APPLY_PATCH_PASS}"
-exec /bin/bash /dev/fd/{_EVAL_FD}
+{reset}exec /bin/bash /dev/fd/{_EVAL_FD}
 """
+
+
+#: What the runner prints before each verifier output it reads (Harbor tasks); the last block of each counts.
+VERIFIER_BLOCK = ">>>>> trl-sandbox verifier:"
+
+
+def harbor_script(workdir: str, timeout_s: float, env: dict[str, str]) -> str:
+    """A Harbor task's run: apply the patch (``/dev/fd/4``) in ``workdir`` as :func:`runner_script` does, then
+    Harbor's test-script verifier: ``/tests`` from the task's ``tests/`` (``/dev/fd/6``, a tar), the reward files
+    cleared, ``/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1`` under ``timeout_s`` with ``env``; then every
+    other process of the tree ends, and the exit status and the reward files are printed (base64) after
+    :data:`VERIFIER_BLOCK` markers (see :mod:`.harbor`)."""
+    apply = " ".join(shlex.quote(command) for command in APPLY_COMMANDS)
+    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())
+    return f"""exec 2>&1
+cd {shlex.quote(workdir)} || {{ echo "trl-sandbox: no working directory {workdir}"; exit 1; }}
+applied=""
+attempt=0
+git_tree=""
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 && git_tree=1
+for command in {apply}; do
+  if [ "$attempt" -gt 0 ] && [ -n "$git_tree" ]; then git checkout -- . ; git clean -fdq; fi
+  attempt=$((attempt + 1))
+  case "$command" in git*) [ -n "$git_tree" ] || continue ;; esac
+  if $command /dev/fd/{_PATCH_FD}; then applied=1; break; fi
+  echo "Failed to apply patch: $command"
+done
+if [ -z "$applied" ]; then echo "{APPLY_PATCH_FAIL}"; exit 0; fi
+echo "{APPLY_PATCH_PASS}"
+rm -rf /tests /logs/verifier && mkdir -p /tests /logs/verifier && chmod 777 /logs/verifier
+tar -xf /dev/fd/{_BUG_FD} -C /tests || {{ echo "{SETUP_FAILED}: the image has no tar to unpack tests/ with"; exit 0; }}
+chmod +x /tests/test.sh
+{exports}timeout -s KILL {int(timeout_s) + 1} /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1
+code=$?
+if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi
+echo "{VERIFIER_BLOCK} exit $code"
+for name in reward.json reward.txt; do
+  if [ -f "/logs/verifier/$name" ]; then echo "{VERIFIER_BLOCK} $name $(base64 -w0 "/logs/verifier/$name")"; fi
+done
+echo "{VERIFIER_BLOCK} test-stdout"
+tail -c 2000 /logs/verifier/test-stdout.txt
+"""
+
+
+def harbor_reward(log: str) -> tuple[float | None, str | None, int | None]:
+    """The reward the verifier wrote, read from the runner's log (the last block of each file): ``reward.json``
+    when present (its ``reward``, else its first value), else ``reward.txt``; with the reason when there is none
+    (``no_reward_file``, ``empty_reward_file``, ``unreadable_reward_file``) and the verifier's exit status."""
+    import base64
+    import json
+
+    blocks: dict[str, str] = {}
+    code = None
+    for line in log.splitlines():
+        if line.startswith(VERIFIER_BLOCK):
+            fields = line[len(VERIFIER_BLOCK):].split()
+            if fields[:1] == ["exit"] and len(fields) == 2 and fields[1].lstrip("-").isdigit():
+                code, blocks = int(fields[1]), {}  # a later run of the verifier's output: start again
+            elif fields[:1] in (["reward.json"], ["reward.txt"]):
+                blocks[fields[0]] = fields[1] if len(fields) > 1 else ""
+    if not blocks:
+        return None, "no_reward_file", code
+    name = "reward.json" if "reward.json" in blocks else "reward.txt"
+    try:
+        text = base64.b64decode(blocks[name]).decode().strip()
+    except ValueError:
+        return None, "unreadable_reward_file", code
+    if not text:
+        return None, "empty_reward_file", code
+    try:
+        if name == "reward.json":
+            rewards = json.loads(text)
+            value = rewards.get("reward", next(iter(rewards.values()))) if isinstance(rewards, dict) else None
+        else:
+            value = text
+        reward = float(value)
+    except (ValueError, TypeError, StopIteration):
+        return None, "unreadable_reward_file", code
+    if reward != reward or reward in (float("inf"), float("-inf")):
+        return None, "unreadable_reward_file", code
+    return reward, None, code
 
 
 async def run_task(backend: Any, sandbox: Any, image: Any, task: RepoTask, patch: str, *,
@@ -149,21 +254,49 @@ async def run_task(backend: Any, sandbox: Any, image: Any, task: RepoTask, patch
         InfrastructureError: the tree could not be prepared or the run could not be completed.
     """
     timeout_s = timeout_s or task.timeout_s or DEFAULT_TIMEOUT_S
-    script = runner_script(task.repo_dir, task.base_commit)
+    if task.source == "harbor":
+        script = harbor_script(task.repo_dir or image.workdir, task.verifier_timeout_s or timeout_s,
+                               task.verifier_env)
+        inputs = [script.encode(), patch.encode(), b"", task.verifier_tests]
+    else:
+        script = runner_script(task.repo_dir, task.base_commit, bug_patch=bool(task.bug_patch),
+                               reset_files=task.reset_files)
+        inputs = [script.encode(), patch.encode(), task.eval_script.encode()]
+        if task.bug_patch:
+            inputs.append(task.bug_patch.encode())
     start = time.monotonic()
-    result = await backend.exec_in_image(
-        sandbox, image, ["/bin/bash", "/dev/fd/3"], timeout_s=timeout_s,
-        inputs=[script.encode(), patch.encode(), task.eval_script.encode()], limits=limits)
+    result = await backend.exec_in_image(sandbox, image, ["/bin/bash", "/dev/fd/3"], timeout_s=timeout_s,
+                                         inputs=inputs, limits=limits)
     log = (result.stdout + result.stderr).decode(errors="replace")
     duration = time.monotonic() - start
     if result.timed_out:
         return RepoRun(RepoVerdict(False, "timeout"), "timeout", log, duration)
+    if task.source == "harbor":
+        return _harbor_run(log, duration)
     verdict = grade(log, fail_to_pass=task.fail_to_pass, pass_to_pass=task.pass_to_pass,
                     log_parser=task.log_parser, eval_type=task.eval_type)
-    if APPLY_PATCH_FAIL in log and APPLY_PATCH_PASS not in log:
+    if SETUP_FAILED in log and APPLY_PATCH_PASS not in log:
+        status = "setup_failed"
+    elif APPLY_PATCH_FAIL in log and APPLY_PATCH_PASS not in log:
         status = "patch_failed"
     elif not verdict.has_results:
         status = "no_results"
     else:
         status = "resolved" if verdict.resolved else "unresolved"
     return RepoRun(verdict, status, log, duration)
+
+
+def _harbor_run(log: str, duration: float) -> RepoRun:
+    # What the tests print can reach this log (a process may open PID 1's stdout), but only before the verifier's
+    # exit line, which is written after every other process ended: a setup failure counts only without one.
+    if APPLY_PATCH_FAIL in log and APPLY_PATCH_PASS not in log:
+        return RepoRun(RepoVerdict(False, "failure_marker"), "patch_failed", log, duration)
+    reward, reason, code = harbor_reward(log)
+    if code is None and SETUP_FAILED in log:
+        return RepoRun(RepoVerdict(False, "setup_failed"), "setup_failed", log, duration)
+    if code == 137:  # `timeout -s KILL`: the verifier ran past [verifier] timeout_sec (Harbor: no reward)
+        return RepoRun(RepoVerdict(False, "timeout", exit_code=code), "timeout", log, duration)
+    if reward is None:
+        return RepoRun(RepoVerdict(False, reason, exit_code=code), "no_results", log, duration)
+    verdict = RepoVerdict(True, exit_code=code)
+    return RepoRun(verdict, "resolved" if reward >= 1.0 else "unresolved", log, duration, reward)

@@ -3,24 +3,19 @@
 
 Statuses and rewards (the reward table of the scorer's mode, :func:`~trl_sandbox.config.reward_table`):
 
-============== ========================================================= ==========================================
-status         when                                                      reward
-============== ========================================================= ==========================================
-``passed``     resolved: every FAIL_TO_PASS test passes, every           ``passed`` (1.0)
-               PASS_TO_PASS test is kept
-``failed``     results, not resolved                                     ``pass_rate``: ``passed`` × the FAIL_TO_PASS
-                                                                         rate × the PASS_TO_PASS rate (Repo2RLEnv's
-                                                                         dense reward); ``all_or_nothing``:
-                                                                         ``failed``
-``error``      no diff in the completion, a patch that applies by no     ``error``
-               attempt, or a log that describes no test run (the patch
-               broke the build or collection; its printed results
-               contradict the exit status)
-``timeout``    the run passed its deadline (the task's, else 1800 s)     ``timeout``
-``banned``     a patch refused before it runs (:func:`.runner.refused`)  ``banned``
-``infra_error`` the image is not in the cache, the tree could not be     None
-               prepared, the backend does not run repository tasks
-============== ========================================================= ==========================================
+- ``passed``: resolved (every FAIL_TO_PASS test passes, every PASS_TO_PASS test is kept): ``passed`` (1.0).
+- ``failed``: results, not resolved: in ``pass_rate`` mode ``passed`` × the FAIL_TO_PASS rate × the PASS_TO_PASS
+  rate (Repo2RLEnv's dense reward), or × a Harbor verifier's reward (clamped to [0, 1]; 1.0 or more is
+  ``passed``); in ``all_or_nothing`` mode ``failed``.
+- ``error``: no diff in the completion, a patch that applies by no attempt, or a log that describes no test run
+  (the patch broke the build or the collection; its printed results contradict the exit status or overturn a
+  failure; a Harbor verifier that wrote no readable reward): ``error``.
+- ``timeout``: the run passed its deadline (the task's, else 1800 s): ``timeout``.
+- ``banned``: a patch refused before it runs (:func:`.runner.refused`): ``banned``.
+- ``infra_error`` (None): the image is not in the cache, the tree could not be prepared, the backend does not run
+  repository tasks.
+- ``invalid_task`` (None): the task's own bug patch (SWE-smith) does not apply to its image, or its image has no
+  ``tar`` to unpack a Harbor task's tests with.
 
 ``tests_passed`` counts the FAIL_TO_PASS tests passed and the PASS_TO_PASS tests kept, of ``tests_total`` (both
 lists); ``output`` is the log's end.
@@ -39,7 +34,7 @@ from ..errors import ConfigurationError, InfrastructureError
 from ..images import ImageCache, ImageError
 from ..results import OUTPUT_TAIL_CHARS, ScoreResult
 from .rows import RepoTask
-from .runner import DEFAULT_TIMEOUT_S, RepoRun, refused, run_task
+from .runner import DEFAULT_TIMEOUT_S, SETUP_FAILED, RepoRun, refused, run_task
 
 logger = logging.getLogger(__name__)
 _STATUS = {"resolved": "passed", "unresolved": "failed", "patch_failed": "error", "no_results": "error",
@@ -49,7 +44,12 @@ _REASONS = {"patch_failed": "the patch applies by none of SWE-bench's git apply 
             "no_markers": "the eval script's output has no test-output markers (it stopped before its tests)",
             "failure_marker": "the log holds a harness failure marker",
             "log_contradicts_exit_status": "the log reports no failure but the test command exited non-zero: the "
-                                           "printed results are not the run's"}
+                                           "printed results are not the run's",
+            "log_overturns_a_failure": "the log reports a test passing after it failed: the printed results are "
+                                       "not the run's",
+            "no_reward_file": "the verifier (tests/test.sh) wrote no reward file",
+            "empty_reward_file": "the verifier's reward file is empty",
+            "unreadable_reward_file": "the verifier's reward file holds no number"}
 
 
 def budget_s(task: RepoTask) -> float:
@@ -65,6 +65,9 @@ def _tail(log: str) -> str:
 
 def _result(task: RepoTask, run: RepoRun | None, status: str, reward: float | None, error: str | None,
             duration_s: float, **timing: Any) -> ScoreResult:
+    if task.source == "harbor":  # one verdict: the verifier's
+        return ScoreResult(task.task_id, reward, status == "passed", int(status == "passed"), 1, status, duration_s,
+                           error, output=_tail(run.log) if run is not None else "", **timing)
     total = len(task.fail_to_pass) + len(task.pass_to_pass)
     verdict = run.verdict if run is not None else None
     passed = len(verdict.f2p_passed) + len(verdict.p2p_kept) if verdict is not None and verdict.has_results else 0
@@ -120,16 +123,23 @@ async def score_repo(scorer: Any, task: RepoTask, completion: Any) -> ScoreResul
                 break
             logger.warning("trl-sandbox: infrastructure error on %s: %s", task.task_id, exc)
             continue
+        if run.status == "setup_failed":
+            message = run.log[run.log.rindex(SETUP_FAILED):].split("\n", 1)[0]
+            return _result(task, run, "invalid_task", None, message, time.monotonic() - start, queue_s=queue_s,
+                           exec_s=exec_s, retries=attempt)
         status = _STATUS[run.status]
         if status == "passed":
             reward = table["passed"]
         elif status == "failed":
-            rate = run.verdict.f2p_rate * run.verdict.p2p_rate
+            rate = (run.verdict.f2p_rate * run.verdict.p2p_rate if run.reward is None
+                    else min(1.0, max(0.0, run.reward)))
             reward = table["passed"] * rate if scorer.reward_mode == "pass_rate" else table["failed"]
         else:
             reward = table[status]
         message = None
-        if run.status == "unresolved":
+        if run.status == "unresolved" and run.reward is not None:
+            message = f"the verifier's reward is {run.reward:g}"
+        elif run.status == "unresolved":
             message = (f"FAIL_TO_PASS {len(run.verdict.f2p_passed)}/{len(task.fail_to_pass)} passed, PASS_TO_PASS "
                        f"{len(run.verdict.p2p_kept)}/{len(task.pass_to_pass)} kept")
         elif run.status == "timeout":
