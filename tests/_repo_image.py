@@ -1,8 +1,8 @@
 """The demo repository task's image for the tests (:mod:`trl_sandbox.repos.demo`: built from Debian's packages with
 ``mmdebstrap``, no registry, no daemon), cached between test runs in ``/var/tmp/trl-sandbox-tests``
-(``TRL_SANDBOX_TEST_IMAGES``): the Debian layer once per machine, the imported image once per uid. Without
-``mmdebstrap`` the tests that need it are skipped, except in CI (``CI`` set), where that is a failure:
-.ci/toolchains installs it."""
+(``TRL_SANDBOX_TEST_IMAGES``): the Debian layer once per machine, by .ci/toolchains (the tests themselves run
+without a network), the imported image once per uid, by the first test that needs it. Without the layer the tests
+that need it are skipped, except in CI (``CI`` set), where that is a failure."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from trl_sandbox.errors import ConfigurationError
 from trl_sandbox.images import ImageCache
 from trl_sandbox.repos.demo import (F2P, FIXED, IMAGE_NAME, P2P, TEST_SH, TESTS_AFTER, demo_image,  # noqa: F401
-                                    harbor_task, swebench_row, swesmith_fix, swesmith_row)
+                                    harbor_task, r2e_row, swebench_row, swesmith_fix, swesmith_row)
 
 ROOT = Path(os.environ.get("TRL_SANDBOX_TEST_IMAGES", "/var/tmp/trl-sandbox-tests"))
 
@@ -36,7 +36,7 @@ def cache_root() -> Path:
 def repo_image(work: Path):
     """The demo image in this uid's test cache and the repository's facts: ``(Image, dict)``."""
     try:
-        return demo_image(ImageCache(cache_root() / "images"), work, layers=_shared_dir())
+        return demo_image(ImageCache(cache_root() / "images"), work, layers=_shared_dir(), build=False)
     except ConfigurationError as exc:
         if os.environ.get("CI"):
             pytest.fail(str(exc))

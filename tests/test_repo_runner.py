@@ -103,7 +103,8 @@ def test_an_image_missing_from_the_cache_is_not_the_models_fault(repo):
     image, info = repo
     row = {**R.swebench_row(info), "image": "example.com/not/imported:1"}
     with CodeReward.from_config(SandboxConfig(sandbox_pool_size=1)) as reward:
-        [result] = reward.score(["```diff\n" + info["patch"] + "```"], prompts=["p"], **{k: [v] for k, v in row.items()})
+        [result] = reward.score(["```diff\n" + info["patch"] + "```"], prompts=["p"],
+                                **{k: [v] for k, v in row.items()})
     assert result.status == "infra_error" and result.reward is None
     assert "not/imported" in result.error and "import" in result.error
 
@@ -218,7 +219,8 @@ def test_a_swesmith_base_has_no_parent_with_the_fixed_code(repo):
     image, info = repo
     task = dataclasses.replace(read_task(R.swesmith_row(info)), eval_script=(
         "#!/bin/bash\ncd /testbed\necho COMMITS $(git rev-list --all --reflog | wc -l)\n"
-        f"echo OLD $(git cat-file -t {info['base_commit']} 2>/dev/null || echo missing)\ngrep -c 'a + b + 1' calc/__init__.py\n"))
+        f"echo OLD $(git cat-file -t {info['base_commit']} 2>/dev/null || echo missing)\n"
+        "grep -c 'a + b + 1' calc/__init__.py\n"))
 
     async def go(backend, sandbox):
         return await run_task(backend, sandbox, image, task, R.swesmith_fix())
@@ -271,3 +273,32 @@ def test_a_harbor_task_built_from_a_dockerfile_is_refused_with_the_fix(tmp_path)
     R.harbor_task(tmp_path / "t", image=None)
     with pytest.raises(TaskFormatError, match=r"docker build -t NAME .*\(trl-sandbox images import"):
         load_tasks(tmp_path / "t")
+
+
+def test_an_r2e_gym_row_is_scored_as_r2e_gym_scores_it(repo):
+    image, info = repo
+    row = R.r2e_row(info)
+    task = read_task(row)
+    assert (task.source, task.eval_type, task.task_id) == ("r2e", "r2e", f"calc-{info['fix_commit'][:12]}")
+    completions = ["```diff\n" + info["patch"] + "```", "```diff\n" + _wrong_patch(info) + "```"]
+    for mode, rewards in (("pass_rate", [1.0, 0.5]), ("all_or_nothing", [1.0, 0.0])):
+        with CodeReward.from_config(SandboxConfig(sandbox_pool_size=2, sandbox_reward=mode)) as reward:
+            results = reward.score(completions, prompts=["p"] * 2, **{k: [v] * 2 for k, v in row.items()})
+        assert [(r.status, r.reward) for r in results] == list(zip(["passed", "failed"], rewards)), [
+            (r.error, r.output) for r in results]
+    assert "PASSED r2e_tests/test_1.py::test_mean" in results[0].output
+
+
+def test_r2e_gym_s_held_out_tests_are_out_of_the_tree_when_the_patch_is_applied(repo):
+    from trl_sandbox.repos.runner import r2e_script
+
+    image, info = repo
+    # the runner's own steps up to the patch, then a look at the tree
+    script = r2e_script(60).split("if git apply")[0] + "ls -a /testbed; ls /; exit 0\n"
+
+    async def before_patch(backend, sandbox):
+        return await backend.exec_in_image(sandbox, image, ["/bin/bash", "/dev/fd/3"], timeout_s=60,
+                                           inputs=[script.encode(), b""])
+
+    out = _in_backend(before_patch).stdout.decode()
+    assert "calc" in out and "run_tests.sh" not in out and "r2e_tests" not in out, out

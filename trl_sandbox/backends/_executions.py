@@ -37,7 +37,8 @@ async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: 
     """Run one execution through the launcher (``_launcher.py``, one process per execution): ``cfg`` is its
     configuration (see the launcher's docstring) without ``status_fd``, ``stdin`` the command's input; stdout and
     stderr are kept up to ``output_limit`` bytes each, and a scratch directory past ``scratch_limit`` bytes is reported
-    on stderr. ``pass_fds``: more descriptors the launcher inherits (a tree's inputs). The launcher gets ``timeout_s`` plus a grace period before the host kills it.
+    on stderr. ``pass_fds``: more descriptors the launcher inherits (a tree's inputs). The launcher gets
+    ``timeout_s`` plus a grace period before the host kills it.
 
     Raises:
         InfrastructureError: the launcher could not start, reported a setup failure, exited without a status, or did

@@ -6,13 +6,13 @@ namespace: whatever the command writes lands in that tmpfs, whose size is the up
 charged to the sandbox's memory cgroup), and ends when the namespace does. Reset is therefore the end of the
 mount namespace: no copy, no container creation.
 
-The execution's first process (PID 1 of its PID namespace) then mounts a fresh ``/proc``, a ``/dev`` of its own
-(a tmpfs with the host's ``null``, ``zero``, ``full``, ``random``, ``urandom`` and ``tty`` bound in, ``/dev/shm``,
-and the usual ``fd``/``stdin``/``stdout``/``stderr`` links), makes the overlay its root (``pivot_root``) and detaches
-the host's root: from then on no path names a host file. It runs as root *inside* a user namespace that maps only
-that root to one unprivileged host uid: the image's owner (``trl_sandbox.images.layers.IMAGE_UID`` when root
-imported the image, the importing user's uid otherwise), so that the repository's files are its own as in the container images these trees
-come from, while on the host it is nobody's account. Its capabilities are docker's default set (no
+The execution's first process (PID 1 of its PID namespace) then mounts a fresh ``/proc``, a ``/dev`` of its own (a
+tmpfs with the host's ``null``, ``zero``, ``full``, ``random``, ``urandom`` and ``tty`` bound in, ``/dev/shm``, and
+the usual ``fd``/``stdin``/``stdout``/``stderr`` links), makes the overlay its root (``pivot_root``) and detaches the
+host's root: from then on no path names a host file. It runs as root *inside* a user namespace that maps only that
+root to one unprivileged host uid: the image's owner (``trl_sandbox.images.layers.IMAGE_UID`` when root imported the
+image, the importing user's uid otherwise), so that the repository's files are its own as in the container images
+these trees come from, while on the host it is nobody's account. Its capabilities are docker's default set (no
 ``CAP_SYS_ADMIN``), and only over its own user namespace: as root, the mount, PID, network, IPC and UTS namespaces
 belong to the host's user namespace, so nothing can be mounted or unmounted inside.
 

@@ -4,9 +4,10 @@ quick start (examples/repository_quickstart.py) and trl-sandbox's own tests scor
 The image has two layers: a Debian bookworm ``minbase`` root filesystem with python3, git, pytest and patch
 (``mmdebstrap``, :func:`debian_layer`), and a small Python package at ``/testbed`` (:func:`build_repository`) whose
 ``mean`` has a bug at ``base_commit``, with its fix committed after it (on a branch and in the reflog: the history a
-leak would come from, which the runner strips). Rows of each published schema point at it:
-:func:`swebench_row` (the bug in ``mean``; ``test_mean`` is FAIL_TO_PASS), :func:`swesmith_row` (a bug patch in
-``add``), :func:`harbor_task` (a task directory whose verifier runs a hidden test of ``mean``).
+leak would come from, which the runner strips), with R2E-Gym's ``run_tests.sh`` beside it and held-out tests at
+``/r2e_tests``. Rows of each published schema point at it: :func:`swebench_row` (the bug in ``mean``; ``test_mean``
+is FAIL_TO_PASS), :func:`swesmith_row` (a bug patch in ``add``), :func:`r2e_row` (the held-out tests must pass as
+expected), :func:`harbor_task` (a task directory whose verifier runs a hidden test of ``mean``).
 """
 
 from __future__ import annotations
@@ -69,17 +70,22 @@ def _locked(path: Path):
         yield
 
 
-def debian_layer(directory: Path) -> Path:
+def debian_layer(directory: Path, *, build: bool = True) -> Path:
     """The Debian layer (an uncompressed tar of bookworm's ``minbase`` variant with :data:`PACKAGES`), built by
-    ``mmdebstrap`` from Debian's packages into ``directory`` once (under a lock) and reused after.
+    ``mmdebstrap`` from Debian's packages into ``directory`` once (under a lock) and reused after. ``build=False``:
+    only find it (where the caller has no network, as trl-sandbox's tests: .ci/toolchains builds it for them).
 
     Raises:
-        ConfigurationError: ``mmdebstrap`` is not installed (``apt-get install mmdebstrap``).
+        ConfigurationError: ``mmdebstrap`` is not installed (``apt-get install mmdebstrap``), or the layer is not
+            there and ``build`` is False.
         subprocess.CalledProcessError: it failed (Debian's mirror unreachable, no root or user namespaces).
     """
     target = directory / f"{SUITE}-{PACKAGES.replace(',', '-')}.tar"
     if target.exists():
         return target
+    if not build:
+        raise ConfigurationError(f"the demo image's Debian layer {target} is not built: `bash .ci/toolchains` builds "
+                                 "it (mmdebstrap, from Debian's packages; it needs the network the tests run without)")
     if shutil.which("mmdebstrap") is None:
         raise ConfigurationError("mmdebstrap is not installed (apt-get install mmdebstrap): the demo image is built "
                                  "from Debian's packages with it")
@@ -107,16 +113,31 @@ def _diff(repo: Path, old: str, new: str, path: str) -> str:
     return patch
 
 
+R2E_RUN_TESTS = "python3 -W ignore -m pytest -rA r2e_tests\n"
+R2E_TEST = '''from calc import add, mean
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mean():
+    assert mean([1, 2, 3]) == 2
+'''
+#: What R2E-Gym's parser makes of the held-out tests' log once ``mean`` is fixed (the row's expected output).
+R2E_EXPECTED = {"test_1.py::test_add": "PASSED", "test_1.py::test_mean": "PASSED"}
+
+
 def build_repository(work: Path) -> dict:
-    """The repository, with its history: returns ``path``, ``base_commit``, ``fix_commit``, ``patch`` (the gold
-    fix) and ``test_patch``."""
+    """The repository, with its history, and R2E-Gym's held-out tests: returns ``path``, ``r2e_tests``,
+    ``base_commit``, ``fix_commit``, ``patch`` (the gold fix) and ``test_patch``."""
     repo = work / "testbed"
     (repo / "calc").mkdir(parents=True)
     (repo / "tests").mkdir()
     _git(repo, "init", "-q", "-b", "main")
     (repo / "calc" / "__init__.py").write_text(BUGGY.split("\n\n\ndef mean")[0] + "\n")
     (repo / "tests" / "test_calc.py").write_text(TESTS)
-    (repo / "tests" / "__init__.py").write_text("")  # `pytest` (not `python -m pytest`) then imports calc from /testbed
+    (repo / "tests" / "__init__.py").write_text("")  # `pytest` (not `python -m pytest`) imports calc from /testbed
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "initial")
     (repo / "calc" / "__init__.py").write_text(BUGGY)
@@ -130,7 +151,14 @@ def build_repository(work: Path) -> dict:
     fix = _git(repo, "rev-parse", "HEAD").strip()
     _git(repo, "branch", "upstream-fix", fix)
     _git(repo, "reset", "-q", "--hard", base)
-    return {"path": repo, "base_commit": base, "fix_commit": fix, "patch": patch, "test_patch": test_patch}
+    # R2E-Gym's layout: the repository's run_tests.sh (untracked) and the held-out tests at /r2e_tests
+    (repo / "run_tests.sh").write_text(R2E_RUN_TESTS)
+    r2e_tests = work / "r2e_tests"
+    r2e_tests.mkdir()
+    (r2e_tests / "__init__.py").write_text("")
+    (r2e_tests / "test_1.py").write_text(R2E_TEST)
+    return {"path": repo, "r2e_tests": r2e_tests, "base_commit": base, "fix_commit": fix, "patch": patch,
+            "test_patch": test_patch}
 
 
 def eval_script(base: str, test_patch: str) -> str:
@@ -165,14 +193,15 @@ def _sha256_file(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _tar_tree(source: Path, arcname: str) -> bytes:
+def _tar_trees(trees: dict[str, Path]) -> bytes:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
             info.uid = info.gid = 0
             info.uname = info.gname = "root"
             return info
-        tar.add(source, arcname=arcname, filter=owned)
+        for arcname, source in trees.items():
+            tar.add(source, arcname=arcname, filter=owned)
     return out.getvalue()
 
 
@@ -186,7 +215,7 @@ def oci_layout(path: Path, repo: dict, base: Path) -> Path:
         os.link(base, blobs / base_digest[7:])
     except OSError:  # another file system, or another user's file (protected_hardlinks)
         shutil.copyfile(base, blobs / base_digest[7:])
-    layer = _tar_tree(repo["path"], "testbed")
+    layer = _tar_trees({"testbed": repo["path"], "r2e_tests": repo["r2e_tests"]})
 
     def blob(data: bytes) -> str:
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
@@ -216,16 +245,17 @@ def oci_layout(path: Path, repo: dict, base: Path) -> Path:
 
 
 #: Bump when the repository or its image change: the cached image is rebuilt under the new version.
-VERSION = 2
+VERSION = 3
 
 
-def demo_image(cache: ImageCache, work: Path, layers: Path | None = None) -> tuple[Image, dict]:
+def demo_image(cache: ImageCache, work: Path, layers: Path | None = None, *, build: bool = True) -> tuple[Image, dict]:
     """The demo image in ``cache`` (built and imported once, under a lock, with ``work`` as scratch space; the
     Debian layer kept in ``layers``, default the cache's parent directory) and the repository's facts
-    (``base_commit``, ``fix_commit``, ``patch``, ``test_patch``, ``digest``).
+    (``base_commit``, ``fix_commit``, ``patch``, ``test_patch``, ``digest``). ``build``: as :func:`debian_layer`'s.
 
     Raises:
-        ConfigurationError: ``mmdebstrap`` is missing (see :func:`debian_layer`).
+        ConfigurationError: ``mmdebstrap`` is missing, or the layer is not built and ``build`` is False (see
+            :func:`debian_layer`).
     """
     root = cache.root
     info_path = root / f"demo-calc-v{VERSION}.json"
@@ -236,11 +266,11 @@ def demo_image(cache: ImageCache, work: Path, layers: Path | None = None) -> tup
                 return cache.get(info["digest"]), info
             except ImageError:
                 pass  # removed since: built again
-        base = debian_layer(layers or root.parent)
+        base = debian_layer(layers or root.parent, build=build)
         repo = build_repository(work / "repo")
         layout = oci_layout(work / "layout", repo, base)
         image = cache.import_image(layout)
-        info = {k: v for k, v in repo.items() if k != "path"}
+        info = {k: v for k, v in repo.items() if not isinstance(v, Path)}
         info["digest"] = image.digest
         root.mkdir(parents=True, exist_ok=True)
         info_path.write_text(json.dumps(info))
@@ -251,7 +281,7 @@ def demo_image(cache: ImageCache, work: Path, layers: Path | None = None) -> tup
                 except (ImageError, ValueError, KeyError):
                     pass
                 old.unlink()
-        shutil.rmtree(work / "repo", ignore_errors=True)
+        shutil.rmtree(work / "repo", ignore_errors=True)  # the repository and the held-out tests
         shutil.rmtree(layout, ignore_errors=True)
         return image, info
 
@@ -266,6 +296,17 @@ def swesmith_row(info: dict) -> dict:
         "PASS_TO_PASS": ["tests/test_calc.py::test_sub"], "created_at": "2026-01-01T00:00:00",
         "image_name": IMAGE_NAME, "base_commit": info["base_commit"],
         "problem_statement": "add(2, 3) returns 6",
+    }
+
+
+def r2e_row(info: dict) -> dict:
+    """An R2E-Gym row as ``R2E-Gym/R2E-Gym-Subset`` publishes it, on the same image: the fix is the gold patch,
+    the held-out tests ``/r2e_tests/test_1.py``."""
+    return {
+        "repo_name": "calc", "docker_image": IMAGE_NAME, "commit_hash": info["fix_commit"],
+        "problem_statement": "[ISSUE]\nmean() divides by the count plus one\n[/ISSUE]",
+        "expected_output_json": json.dumps(R2E_EXPECTED), "parsed_commit_content": "{}",
+        "modified_files": ["calc/__init__.py"], "num_non_test_files": 1,
     }
 
 
@@ -310,6 +351,7 @@ def harbor_task(directory: Path, *, test_sh: str = TEST_SH, image: str | None = 
     (directory / "instruction.md").write_text("Fix calc.mean: it divides by the count plus one.\n")
     (directory / "tests" / "test.sh").write_text(test_sh)
     (directory / "tests" / "test_hidden.py").write_text(HIDDEN_TEST)
-    (directory / "solution" / "solve.sh").write_text("#!/bin/bash\nsed -i 's/(len(xs) + 1)/len(xs)/' calc/__init__.py\n")
+    (directory / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\nsed -i 's/(len(xs) + 1)/len(xs)/' calc/__init__.py\n")
     (directory / "environment" / "Dockerfile").write_text(f"FROM {IMAGE_NAME}\nWORKDIR /testbed\n")
     return directory

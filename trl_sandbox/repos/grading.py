@@ -15,11 +15,12 @@ The rules:
    after reporting it failed (:func:`overturned_failure`; a rule of trl-sandbox's, not the harness's).
 4. A FAIL_TO_PASS test passes only as ``PASSED`` or ``XFAIL``; a skipped one fails. A PASS_TO_PASS test is kept when
    ``PASSED``, ``XFAIL`` or ``SKIPPED``. A test missing from the log fails; one with a status word that is none of
-   these (a parser kept ``PASSEDx`` as printed) counts in neither list, as in the official report. Under ``eval_type`` ``fail_only`` (suites
-   whose parser records failures only) a test fails only when the log says ``FAILED``. A pytest id that the dataset
-   truncated inside its parameters (``test_x[log(photon``) matches the log's ids that start with it when they agree
-   on pass or fail. SWE-smith's rows (``eval_type`` ``swesmith``) are graded by SWE-smith's rules instead, with one
-   difference (:func:`_swesmith_report`).
+   these (a parser kept ``PASSEDx`` as printed) counts in neither list, as in the official report. Under ``eval_type``
+   ``fail_only`` (suites whose parser records failures only) a test fails only when the log says ``FAILED``. A pytest
+   id that the dataset truncated inside its parameters (``test_x[log(photon``) matches the log's ids that start with
+   it when they agree on pass or fail. SWE-smith's rows (``eval_type`` ``swesmith``) are graded by SWE-smith's rules
+   instead, with one difference (:func:`_swesmith_report`); R2E-Gym's (``r2e``) must equal the row's expected status
+   map (:func:`_r2e_report`).
 5. Resolved: every FAIL_TO_PASS test passes and every PASS_TO_PASS test is kept (an empty list counts as all).
 
 One deliberate difference: the official harness takes the first ``>>>>> Test Exit Code`` line anywhere in the log,
@@ -35,7 +36,7 @@ suite killed for the host's reasons) are decided by the runner and never reach t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import TaskFormatError
@@ -52,7 +53,7 @@ SUITE_RAN = re.compile(
     r"|Test Suites:\s+(?:\d+ \w+, )*[1-9]\d* total|^# tests [1-9]\d*|[1-9]\d* specs?, \d+ failures?|': ok$",
     re.M,
 )
-EVAL_TYPES = ("pass_and_fail", "fail_only", "swesmith")
+EVAL_TYPES = ("pass_and_fail", "fail_only", "swesmith", "r2e")
 _PASSING = ("PASSED", "XFAIL")
 _EXIT_LINE = re.compile(rf"{re.escape(TEST_EXIT_CODE)}:\s*(-?\d+)")
 
@@ -134,7 +135,8 @@ def overturned_failure(region: str, parser: Callable[[str], dict[str, str]]) -> 
 
 
 def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str], log_parser: str,
-          eval_type: str = "pass_and_fail", exit_code: int | None = None) -> RepoVerdict:
+          eval_type: str = "pass_and_fail", exit_code: int | None = None,
+          expected: Mapping[str, str] | None = None) -> RepoVerdict:
     """The verdict on ``log`` (see the module docstring for the rules and their source).
 
     Args:
@@ -144,6 +146,7 @@ def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str],
         eval_type: ``pass_and_fail`` or ``fail_only``.
         exit_code: The test command's exit status, when the runner recorded it; default: the one the log records
             after its end marker (:func:`recorded_exit_code`).
+        expected: For ``eval_type`` ``r2e``: the status map the log must equal (R2E-Gym's ``expected_output_json``).
 
     Raises:
         TaskFormatError: an unknown ``log_parser`` or ``eval_type`` (the message lists the supported ones).
@@ -170,6 +173,9 @@ def grade(log: str, *, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str],
     verdict = RepoVerdict(True, status_map=status_map, exit_code=exit_code)
     if eval_type == "swesmith":
         _swesmith_report(verdict, fail_to_pass, pass_to_pass, status_map)
+        return verdict
+    if eval_type == "r2e":
+        _r2e_report(verdict, expected or {}, status_map)
         return verdict
     for test in fail_to_pass:
         key = _key(test, status_map)
@@ -205,6 +211,27 @@ def _swesmith_report(verdict: RepoVerdict, fail_to_pass: Sequence[str], pass_to_
     for test in pass_to_pass:
         failed = status_map.get(test) in ("FAILED", "ERROR")
         (verdict.p2p_failed if failed else verdict.p2p_kept).append(test)
+
+
+_ANSI = re.compile(r"\x1b\[\d+m")
+
+
+def _r2e_report(verdict: RepoVerdict, expected: Mapping[str, str], status_map: dict[str, str]) -> None:
+    """R2E-Gym's ``_calculate_reward_r2e`` (``r2egym/agenthub/runtime/docker.py``): the parsed log and the expected
+    status map, colour codes removed from their keys and each key cut at `` - ``, must have the same number of
+    tests and agree on every one (1.0, else 0.0). Here each expected test the log agrees on is kept
+    (``p2p_kept``), each other one failed, and a test the log has beyond the expected ones fails as
+    ``unexpected: <id>``: resolved exactly when R2E-Gym pays 1.0; ``pass_rate`` pays the share kept."""
+    def keys(status: Mapping[str, str]) -> dict[str, str]:
+        clean = {_ANSI.sub("", k): v for k, v in status.items()}
+        return {k.split(" - ")[0]: clean[k] for k in sorted(clean)}
+
+    got, want = keys(status_map), keys(expected)
+    for test, status in want.items():
+        (verdict.p2p_kept if got.get(test) == status else verdict.p2p_failed).append(test)
+    verdict.p2p_failed += [f"unexpected: {test}" for test in got if test and test not in want]
+    if len(got) != len(want) and not verdict.p2p_failed:  # an empty id, which R2E-Gym counts but skips
+        verdict.p2p_failed.append("unexpected: (empty id)")
 
 
 def reward(verdict: RepoVerdict, mode: str) -> float:

@@ -174,6 +174,28 @@ def swesmith_pytest(log: str) -> dict[str, str]:
     return found
 
 
+_R2E_CLEAN = re.compile(r"\x1b\[[0-9;]*m|\r")
+
+
+def r2e_pytest(log: str) -> dict[str, str]:
+    """R2E-Gym's ``parse_log_pytest`` (``r2egym/repo_analysis/execution_log_parser.py``, which ``parse_log_fn``
+    returns for every repository), on the output as its runtime cleans it first (``run_tests``: ANSI colour codes and
+    ``\\r`` removed): after pytest's ``short test summary info`` line, ``PASSED``, ``FAILED`` and ``ERROR`` lines,
+    each test named ``<file's base name>::<last id part>`` (a ``FAILED``/``ERROR`` line's `` - message`` dropped)."""
+    log = _R2E_CLEAN.sub("", log)
+    if "short test summary info" not in log:
+        return {}
+    found = {}
+    for line in log.split("short test summary info")[1].strip().split("\n"):
+        for status in ("PASSED", "FAILED", "ERROR"):
+            if line.startswith(status):
+                parts = line.split("::")
+                name = "::".join([parts[0].split("/")[-1], parts[-1]])
+                found[name if status == "PASSED" else name.split(" - ")[0]] = status
+                break
+    return found
+
+
 #: The ``log_parser`` names of SWE-bench 5.0 instances this module reads, and the function for each (several
 #: repositories' names are the same parser, as in SWE-bench's registry).
 PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
@@ -189,4 +211,5 @@ PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
     **{f"parse_log_{name}": pytest_options for name in ("pydicom", "requests", "pylint")},
     **{f"parse_log_{name}": pytest_v2 for name in ("astropy", "scikit", "sphinx")},
     "swesmith_parse_log_pytest": swesmith_pytest,
+    "r2e_parse_log_pytest": r2e_pytest,
 }

@@ -44,7 +44,7 @@ class RepoTask:
         fail_to_pass, pass_to_pass: Test ids.
         problem_statement: The issue text (the prompt's substance).
         base_commit: The commit the repository is at (``""`` where the row does not say).
-        source: The dataset family (``swebench``, ``swesmith``, ``harbor``).
+        source: The dataset family (``swebench``, ``swesmith``, ``r2e``, ``harbor``).
         repo_dir: Where the repository is in the image (SWE-bench's ``/testbed``; ``""``: the image's
             ``WorkingDir``, Harbor's).
         timeout_s: Seconds a run may take (None: the runner's default, SWE-bench's 1800 s).
@@ -55,6 +55,7 @@ class RepoTask:
         verifier_tests: A Harbor task's ``tests/`` directory (an uncompressed tar), put at ``/tests`` only when the
             verifier runs; ``b""`` for the other sources (see :mod:`.harbor`).
         verifier_env, verifier_timeout_s: A Harbor task's ``[verifier]`` ``env`` and ``timeout_sec``.
+        expected: An R2E-Gym row's ``expected_output_json`` (test id -> status), which the run's must equal.
         extra: The row's other fields, kept as published.
     """
 
@@ -75,6 +76,7 @@ class RepoTask:
     verifier_tests: bytes = b""
     verifier_env: dict[str, str] = field(default_factory=dict)
     verifier_timeout_s: float | None = None
+    expected: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -206,4 +208,56 @@ def read_swesmith(row: Mapping[str, Any]) -> RepoTask:
         eval_type="swesmith", fail_to_pass=f2p, pass_to_pass=p2p,
         problem_statement=str(row.get("problem_statement") or ""), source="swesmith", bug_patch=str(row["patch"]),
         reset_files=reset, timeout_s=SWESMITH_TIMEOUT_S, extra={k: v for k, v in row.items() if k not in known},
+    )
+
+
+#: Seconds an R2E-Gym run may take: its runtime's ``run_tests`` default.
+R2E_TIMEOUT_S = 300.0
+#: The fields an R2E-Gym row must have.
+R2E_FIELDS = ("docker_image", "expected_output_json")
+
+
+def read_r2e(row: Mapping[str, Any]) -> RepoTask:
+    """An R2E-Gym row as ``R2E-Gym/R2E-Gym-Subset`` (and ``-Lite``, ``-V1``) publish it: ``repo_name``,
+    ``docker_image``, ``commit_hash``, ``problem_statement``, ``expected_output_json`` (a JSON object, test id ->
+    status), ``parsed_commit_content``..., scored as R2E-Gym's runtime scores a patch on an R2E image
+    (``DockerRuntime`` in ``r2egym/agenthub/runtime/docker.py``: ``setup_env``, ``apply_patch``,
+    ``_calculate_reward_r2e``): the repository's ``run_tests.sh`` and ``r2e_tests/`` moved out of ``/testbed`` to
+    ``/root`` before the patch (the held-out tests in ``/r2e_tests`` too), the patch applied with ``git apply
+    --whitespace=fix``, the tests linked back into the repository for the run only, ``bash /root/run_tests.sh``
+    under its 300 s, and the log's status map (R2E-Gym's ``parse_log_pytest``) compared with the expected one
+    (``eval_type`` ``r2e``, see :mod:`.grading`). The instance id is ``instance_id``, else ``repo_name`` and
+    ``commit_hash``.
+
+    Rows whose ``docker_image`` is one of SWE-bench's or SWE-smith's (R2E-Gym scores those as their harnesses do)
+    are refused with the reader to use instead.
+
+    Raises:
+        TaskFormatError: a missing field, an ``expected_output_json`` that is not a JSON object of test ids to
+            statuses, or a SWE-bench or SWE-smith image.
+    """
+    where = f"R2E-Gym row {row.get('instance_id') or row.get('commit_hash') or '?'!r}"
+    missing = [name for name in R2E_FIELDS if not row.get(name)]
+    if missing:
+        raise TaskFormatError(f"{where}: missing {', '.join(missing)} (R2E-Gym rows carry {', '.join(R2E_FIELDS)})")
+    image = str(row["docker_image"])
+    for family, reader in (("swebench", "SWE-bench 5.0"), ("swesmith", "SWE-smith")):
+        if family in image:
+            raise TaskFormatError(f"{where}: its image {image} is {reader}'s; score the instance from its "
+                                  f"{reader} row")
+    expected = row["expected_output_json"]
+    if isinstance(expected, str):
+        try:
+            expected = json.loads(expected)
+        except ValueError:
+            raise TaskFormatError(f"{where}: expected_output_json is not JSON") from None
+    if not isinstance(expected, Mapping) or not all(isinstance(v, str) for v in expected.values()):
+        raise TaskFormatError(f"{where}: expected_output_json must be an object of test ids to statuses")
+    instance = row.get("instance_id") or f"{row.get('repo_name', 'r2e')}-{str(row.get('commit_hash', ''))[:12]}"
+    known = {*R2E_FIELDS, "problem_statement", "instance_id"}
+    return RepoTask(
+        instance_id=str(instance), image=image, eval_script="", log_parser="r2e_parse_log_pytest", eval_type="r2e",
+        fail_to_pass=[], pass_to_pass=[], problem_statement=str(row.get("problem_statement") or ""), source="r2e",
+        timeout_s=R2E_TIMEOUT_S + 60.0, expected={str(k): str(v) for k, v in expected.items()},
+        extra={k: v for k, v in row.items() if k not in known},
     )

@@ -7,10 +7,10 @@ What runs, in one tree, as root of the tree (the harness's ``CONTAINER_USER``), 
 stderr together, as ``docker exec`` gives it):
 
 1. In the repository (``/testbed``): a SWE-smith row's bug patch is applied and committed as the repository's only
-   commit (its history holds no parent with the fixed code). Otherwise, when the row names its ``base_commit``, every git object that is not an ancestor
-   of it goes (branches, tags, remote refs, stashes, reflogs, then ``git gc --prune=now``), so that a fix committed
-   after the base cannot be read from the history (SWE-bench's own images had to strip it). Nothing is done where
-   nothing is there to strip: a check of ``git rev-list`` first.
+   commit (its history holds no parent with the fixed code). Otherwise, when the row names its ``base_commit``, every
+   git object that is not an ancestor of it goes (branches, tags, remote refs, stashes, reflogs, then ``git gc
+   --prune=now``), so that a fix committed after the base cannot be read from the history (SWE-bench's own images had
+   to strip it). Nothing is done where nothing is there to strip: a check of ``git rev-list`` first.
 2. The patch is applied by SWE-bench's ``GIT_APPLY_CMDS`` in order (``git apply --verbose``, ``--3way``,
    ``--reject``, ``patch --batch --forward --fuzz=5 -p1 -i``), the tree reset between attempts (``git checkout --
    . ; git clean -fd``), then ``git apply --check --reverse`` (a chain that left it applied); if none succeeds, the
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .grading import RepoVerdict, grade
+from .grading import END_TEST_OUTPUT, START_TEST_OUTPUT, TEST_EXIT_CODE, RepoVerdict, grade
 from .rows import RepoTask
 
 #: SWE-bench 5.0's ``GIT_APPLY_CMDS``, in its order.
@@ -157,6 +157,51 @@ echo "{APPLY_PATCH_PASS}"
 """
 
 
+#: ``PATH`` in R2E-Gym's runtime (``DOCKER_PATH``): its images' virtual environment first.
+R2E_PATH = ("/root/.venv/bin:/root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+            "/sbin:/bin")
+
+
+def r2e_script(timeout_s: float) -> str:
+    """An R2E-Gym task's run, as R2E-Gym's ``DockerRuntime`` does it (``setup_env``, ``apply_patch``, ``run_tests``):
+    the image's virtual environment linked into ``/root``, compiled files removed, ``run_tests.sh`` and
+    ``r2e_tests`` moved out of ``/testbed`` to ``/root`` (``SKIP_FILES_NEW``) with the held-out ``/r2e_tests``; the
+    history stripped to what ``HEAD`` reaches (see :func:`runner_script`); the patch (``/dev/fd/4``) applied with
+    ``git apply --whitespace=fix``; the tests linked into the repository, ``bash /root/run_tests.sh`` under
+    ``timeout_s`` between the output markers, every other process ended, the exit status recorded."""
+    return f"""exec 2>&1
+export PATH={R2E_PATH}
+cd /testbed || {{ echo "trl-sandbox: no repository at /testbed"; exit 1; }}
+mkdir -p /root/.local/bin
+ln -s /testbed/.venv /root/.venv 2>/dev/null
+ln -s /testbed/.venv/bin/python /root/.local/bin/python 2>/dev/null
+ln -s /testbed/.venv/bin/python /root/.local/bin/python3 2>/dev/null
+[ -d /testbed/.venv/bin ] && find /testbed/.venv/bin -type f -executable -exec ln -sf {{}} /root/.local/bin/ \\;
+find . -name '*.pyc' -delete; find . -name '__pycache__' -exec rm -rf {{}} + 2>/dev/null
+if [ -d /r2e_tests ]; then
+  find /r2e_tests -name '*.pyc' -delete; find /r2e_tests -name '__pycache__' -exec rm -rf {{}} + 2>/dev/null
+fi
+for hidden in run_tests.sh r2e_tests; do [ -e "/testbed/$hidden" ] && mv "/testbed/$hidden" "/root/$hidden"; done
+[ -d /r2e_tests ] && mv /r2e_tests /root/r2e_tests
+[ -f /root/run_tests.sh ] || {{ echo "{SETUP_FAILED}: the image has no /testbed/run_tests.sh"; exit 0; }}
+if [ -n "$(git rev-list -n 1 --all --reflog --not HEAD 2>/dev/null)" ] || [ -n "$(git stash list 2>/dev/null)" ]; then
+  git update-ref --no-deref HEAD "$(git rev-parse HEAD)" >/dev/null 2>&1
+  git for-each-ref --format='delete %(refname)' | git update-ref --stdin
+  rm -f .git/ORIG_HEAD .git/FETCH_HEAD .git/MERGE_HEAD .git/logs/refs/stash
+  git reflog expire --expire=now --all && git gc --quiet --prune=now
+fi
+if git apply --whitespace=fix /dev/fd/{_PATCH_FD}; then echo "{APPLY_PATCH_PASS}"
+else echo "{APPLY_PATCH_FAIL}"; exit 0; fi
+rm -rf /testbed/r2e_tests && ln -s /root/r2e_tests /testbed/r2e_tests
+echo "+ : '{START_TEST_OUTPUT}'"
+timeout -s KILL {int(timeout_s)} bash /root/run_tests.sh
+code=$?
+if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi
+echo "+ : '{END_TEST_OUTPUT}'"
+echo "{TEST_EXIT_CODE}: $code"
+"""
+
+
 #: What the runner prints before each verifier output it reads (Harbor tasks); the last block of each counts.
 VERIFIER_BLOCK = ">>>>> trl-sandbox verifier:"
 
@@ -258,6 +303,8 @@ async def run_task(backend: Any, sandbox: Any, image: Any, task: RepoTask, patch
         script = harbor_script(task.repo_dir or image.workdir, task.verifier_timeout_s or timeout_s,
                                task.verifier_env)
         inputs = [script.encode(), patch.encode(), b"", task.verifier_tests]
+    elif task.source == "r2e":
+        inputs = [r2e_script(timeout_s - 60.0).encode(), patch.encode()]
     else:
         script = runner_script(task.repo_dir, task.base_commit, bug_patch=bool(task.bug_patch),
                                reset_files=task.reset_files)
@@ -274,7 +321,7 @@ async def run_task(backend: Any, sandbox: Any, image: Any, task: RepoTask, patch
     if task.source == "harbor":
         return _harbor_run(log, duration)
     verdict = grade(log, fail_to_pass=task.fail_to_pass, pass_to_pass=task.pass_to_pass,
-                    log_parser=task.log_parser, eval_type=task.eval_type)
+                    log_parser=task.log_parser, eval_type=task.eval_type, expected=task.expected)
     if SETUP_FAILED in log and APPLY_PATCH_PASS not in log:
         status = "setup_failed"
     elif APPLY_PATCH_FAIL in log and APPLY_PATCH_PASS not in log:
