@@ -33,12 +33,13 @@ _KILL_CONFIRM_S = 10.0
 
 
 async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: int, scratch_limit: int,
-                       pass_fds: Sequence[int] = ()) -> ExecResult:
+                       pass_fds: Sequence[int] = (), grace_s: float = _HOST_GRACE_S) -> ExecResult:
     """Run one execution through the launcher (``_launcher.py``, one process per execution): ``cfg`` is its
     configuration (see the launcher's docstring) without ``status_fd``, ``stdin`` the command's input; stdout and
     stderr are kept up to ``output_limit`` bytes each, and a scratch directory past ``scratch_limit`` bytes is reported
     on stderr. ``pass_fds``: more descriptors the launcher inherits (a tree's inputs). The launcher gets
-    ``timeout_s`` plus a grace period before the host kills it.
+    ``timeout_s`` plus ``grace_s`` seconds before the host kills it (the time the kernel takes to end what the
+    command started: a tree's hundreds of processes at nice 10 on a busy host take seconds).
 
     Raises:
         InfrastructureError: the launcher could not start, reported a setup failure, exited without a status, or did
@@ -84,7 +85,7 @@ async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: 
             tg.start_soon(feed)
             tg.start_soon(drain, "stdout", proc.stdout)
             tg.start_soon(drain, "stderr", proc.stderr)
-            with anyio.move_on_after(timeout_s + _HOST_GRACE_S):
+            with anyio.move_on_after(timeout_s + grace_s):
                 await proc.wait()
             if proc.returncode is None:
                 host_killed = True
@@ -101,7 +102,7 @@ async def run_launcher(cfg: dict, stdin: bytes, timeout_s: float, output_limit: 
         raw_status = read_all(status_r)
 
     if host_killed:
-        raise InfrastructureError(f"local backend: the launcher did not finish {_HOST_GRACE_S}s past its timeout")
+        raise InfrastructureError(f"local backend: the launcher did not finish {grace_s}s past its timeout")
     try:
         status = json.loads(raw_status)
     except ValueError:

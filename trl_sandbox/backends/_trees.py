@@ -28,6 +28,10 @@ from .base import ExecResult, Sandbox
 if TYPE_CHECKING:
     from ..images.cache import Image
 
+#: Seconds the host gives a tree's launcher past the deadline: PID 1 is killed at the deadline and the kernel then
+#: ends every process of the namespace, which for a fork bomb's hundreds of processes at nice 10 beside busy ones
+#: takes seconds. Past it the execution is an infrastructure failure, so this must cover what a program can start.
+TEARDOWN_GRACE_S = 30.0
 #: Where a tree's first input is (the next ones follow: ``/dev/fd/4``, ...).
 FIRST_INPUT_FD = 3
 _SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
@@ -51,7 +55,7 @@ class TreeLimits:
     upper_bytes: int = 512 << 20
     upper_inodes: int = 1 << 18
     memory_bytes: int = 4 << 30
-    processes: int = 512
+    processes: int = 256
     open_files: int = 4096
 
 
@@ -142,7 +146,8 @@ async def run_in_tree(
             "tree": {"rootfs": str(rootfs), "owner": owner, "workdir": workdir, "upper_bytes": limits.upper_bytes,
                      "upper_inodes": limits.upper_inodes},
         }
-        return await run_launcher(cfg, stdin, timeout_s, output_limit, limits.upper_bytes, pass_fds=fds)
+        return await run_launcher(cfg, stdin, timeout_s, output_limit, limits.upper_bytes, pass_fds=fds,
+                                  grace_s=TEARDOWN_GRACE_S)
     finally:
         for fd in fds:
             os.close(fd)
