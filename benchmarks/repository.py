@@ -14,8 +14,9 @@ Prints four tables:
    namespaces, overlay mount, ``pivot_root``, exec, exit, unmount by the namespace's end, directory removal): p50,
    p99, mean (ms); and, for comparison, one launcher round trip without a tree (the single-program path, no fork
    server).
-3. **Scoring**: the gold patch of the instance scored by ``run_task`` (tree, history check, ``git apply``, the eval
-   script with its ``git checkout``/``git apply`` of the test patch, pytest, grading) against the same fixed tests
+3. **Scoring**: the gold patch of each row kind scored by ``run_task`` (SWE-bench 5.0: tree, history check, ``git
+   apply``, the eval script with its ``git checkout``/``git apply`` of the test patch, pytest, grading; SWE-smith,
+   R2E-Gym and Harbor by their own steps) against SWE-bench's fixed tests
    run directly in an unpacked copy of the image (``chroot``, as root; otherwise the host's ``python -m pytest`` in a
    copy of the repository), with no tree, no patch step and no grading.
 4. **At once**: N gold scorings at once in N sandboxes, per N: wall seconds for the batch, scorings per second, and
@@ -103,18 +104,29 @@ def scoring_table(image, info: dict, scorings: int) -> list[dict]:
     from trl_sandbox.repos import read_swebench
     from trl_sandbox.repos.runner import run_task
 
-    task = read_swebench(R.swebench_row(info))
+    from trl_sandbox.repos import read_task
+
+    work = Path(tempfile.mkdtemp())
+    harbor = R.harbor_task(work / "calc-mean")
+    kinds = [  # (the row's kind, its task, its gold patch)
+        ("SWE-bench 5.0", read_swebench(R.swebench_row(info)), info["patch"]),
+        ("SWE-smith (bug patch committed, git gc)", read_task(R.swesmith_row(info)), R.swesmith_fix()),
+        ("R2E-Gym", read_task(R.r2e_row(info)), info["patch"]),
+        ("Harbor (tests/test.sh)", read_task({"task_dir": str(harbor)}), info["patch"]),
+    ]
 
     async def run(backend, sandboxes):
-        times = []
-        for _ in range(scorings):
-            start = time.perf_counter()
-            result = await run_task(backend, sandboxes[0], image, task, info["patch"])
-            assert result.status == "resolved", result.log[-2000:]
-            times.append(time.perf_counter() - start)
+        times: dict[str, list[float]] = {}
+        for kind, task, patch in kinds:
+            for _ in range(scorings):
+                start = time.perf_counter()
+                result = await run_task(backend, sandboxes[0], image, task, patch)
+                assert result.status == "resolved", result.log[-2000:]
+                times.setdefault(kind, []).append(time.perf_counter() - start)
         return times
 
     scored = anyio.run(_with_sandboxes, 1, run)
+    shutil.rmtree(work)
     direct = []
     with tempfile.TemporaryDirectory() as scratch:
         # The same tests run directly in an unpacked copy of the image, with its own interpreter (chroot: root only;
@@ -138,9 +150,9 @@ def scoring_table(image, info: dict, scorings: int) -> list[dict]:
             start = time.perf_counter()
             subprocess.run(argv, cwd=tree, capture_output=True, check=True)
             direct.append(time.perf_counter() - start)
+    runs = [(f"run_task, {kind}: tree, patch, tests, verdict", v) for kind, v in scored.items()]
     return [{"run": name, "n": len(v), "median (s)": median(v), "p99 (s)": percentile(v, 99)}
-            for name, v in (("run_task: tree + patch + eval script + grade", scored),
-                            (label, direct))]
+            for name, v in (*runs, (label, direct))]
 
 
 def at_once_table(image, info: dict, levels: list[int]) -> list[dict]:

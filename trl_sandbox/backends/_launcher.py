@@ -144,15 +144,9 @@ def _child(libc, cfg, alive_r, setup_w):
         if cfg.get("seccomp"):
             _seccomp.install()
         os.umask(0o077)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL)
-        argv = cfg["argv"]
-        os.execve(argv[0], argv, cfg.get("env", {}))
+        _exec_command(cfg)
     except BaseException as exc:  # noqa: BLE001 - report any setup failure to the launcher, then die
-        try:
-            os.write(setup_w, ("%s: %s" % (type(exc).__name__, exc)).encode())
-        finally:
-            os._exit(127)
+        _die_reporting(setup_w, exc)
 
 
 def _where(exc):
@@ -222,15 +216,9 @@ def _tree_child(libc, cfg, merged, root, alive_r, setup_w, ready_w, go_r):
         _rootfs.place_inputs(cfg.get("inputs", ()))
         os.chdir(cfg["tree"].get("workdir") or "/")
         os.umask(0o022)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL)
-        argv = cfg["argv"]
-        os.execve(argv[0], argv, cfg.get("env", {}))
+        _exec_command(cfg)
     except BaseException as exc:  # noqa: BLE001 - report any setup failure to the launcher, then die
-        try:
-            os.write(setup_w, ("%s: %s (at %s)" % (type(exc).__name__, exc, _where(exc))).encode())
-        finally:
-            os._exit(127)
+        _die_reporting(setup_w, exc)
 
 
 def _fork_tree_child(libc, cfg, merged, root, close=()):
@@ -258,14 +246,38 @@ def _fork_tree_child(libc, cfg, merged, root, close=()):
             map_error = ("writing the tree's id maps failed: %s" % exc).encode()
     os.close(ready_r)
     os.close(go_w)
-    setup_error = b""
+    return pid, map_error or _read_to_end(setup_r)
+
+
+def _read_to_end(fd):
+    """Everything ``fd`` gives until its writers close it (a child's setup error; empty once it started); closes
+    ``fd``."""
+    data = b""
     while True:
-        chunk = os.read(setup_r, 4096)
+        chunk = os.read(fd, 4096)
         if not chunk:
             break
-        setup_error += chunk
-    os.close(setup_r)
-    return pid, map_error or setup_error
+        data += chunk
+    os.close(fd)
+    return data
+
+
+def _exec_command(cfg):
+    """The signals the launcher's interpreter changed back to their defaults, then ``execve`` of the command with
+    exactly its environment; never returns."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    argv = cfg["argv"]
+    os.execve(argv[0], argv, cfg.get("env", {}))
+
+
+def _die_reporting(setup_w, exc):
+    """In a forked first process: write the setup failure ``exc`` (and where it was raised) to ``setup_w``, exit
+    127."""
+    try:
+        os.write(setup_w, ("%s: %s (at %s)" % (type(exc).__name__, exc, _where(exc))).encode())
+    finally:
+        os._exit(127)
 
 
 def _disk_usage(path, limit):
@@ -295,14 +307,7 @@ def _fork_child(libc, cfg, close=()):
         _child(libc, cfg, alive_r, setup_w)
     os.close(alive_r)
     os.close(setup_w)
-    setup_error = b""
-    while True:
-        chunk = os.read(setup_r, 4096)
-        if not chunk:
-            break
-        setup_error += chunk
-    os.close(setup_r)
-    return pid, setup_error
+    return pid, _read_to_end(setup_r)
 
 
 def _serve(libc, cfg):
