@@ -12,7 +12,7 @@ import pytest
 from trl_sandbox import TaskFormatError
 from trl_sandbox.completions import extract_patch
 from trl_sandbox.repos import grade
-from trl_sandbox.repos.rows import eval_script_of, read_swebench
+from trl_sandbox.repos.rows import END_OTHERS, eval_script_of, read_swebench
 
 PATCH = """diff --git a/calc.py b/calc.py
 --- a/calc.py
@@ -47,8 +47,9 @@ def test_a_swebench_row_is_read_as_published():
     lines = task.eval_script.splitlines()
     end = lines.index(": '>>>>> End Test Output'")
     assert lines[:2] == ["#!/bin/bash", "set -uxo pipefail"] and lines.count("set -uxo pipefail") == 1
-    assert lines[end - 2] == "SWEBENCH_TEST_EXIT_CODE=$?"
-    assert lines[end - 1] == 'if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi'  # PID 1 of its tree only
+    others = END_OTHERS.splitlines()
+    assert lines[end - 1 - len(others)] == "SWEBENCH_TEST_EXIT_CODE=$?"
+    assert lines[end - len(others):end] == others  # every process the tests left ends before the status
     assert lines[end + 1] == 'echo ">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE"'
     assert read_swebench({**ROW, "FAIL_TO_PASS": ["a"], "eval_type": None}).eval_type == "pass_and_fail"
 
@@ -61,7 +62,11 @@ def test_the_eval_script_runs_and_its_log_is_graded(tmp_path, fixed, resolved):
     (tmp_path / "test_calc.py").write_text("from calc import add\ndef test_add():\n    assert add(2, 2) == 4\n"
                                            "def test_other():\n    assert add(0, 0) == 0\n")
     task = read_swebench(ROW)
-    done = subprocess.run(["bash", "-c", task.eval_script], capture_output=True, text=True, timeout=120,
+    # END_OTHERS ends every process started after its shell: it runs only in a sandbox (test_repo_runner runs it in
+    # trees, test_remote_repos in sandboxes where it is not PID 1); here, on the host, it is left out
+    script = task.eval_script.replace(END_OTHERS, "true")
+    assert script != task.eval_script
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120,
                           env={"REPO": str(tmp_path), "PYTHON": sys.executable, "PATH": "/usr/bin:/bin"})
     log = done.stdout + done.stderr
     verdict = grade(log, fail_to_pass=task.fail_to_pass, pass_to_pass=task.pass_to_pass, log_parser=task.log_parser,

@@ -120,6 +120,29 @@ class SandboxActor:
     async def exec(self, argv: Sequence[str], stdin: bytes, timeout_s: float) -> ExecResult:
         return await self.backend.exec(self._require(), argv, stdin=stdin, timeout_s=timeout_s)
 
+    async def exec_in_image(self, name: str, cache: str | None, argv: Sequence[str], timeout_s: float,
+                            inputs: Sequence[bytes], env: Mapping[str, str], workdir: str | None,
+                            limits: Any) -> ExecResult:
+        """Run ``argv`` in a tree of the image ``name`` of this node's image cache ``cache`` (None: the node's
+        default), as :meth:`~trl_sandbox.backends.local.LocalBackend.exec_in_image` does.
+
+        Raises:
+            InfrastructureError: the image is not in this node's cache, or the tree could not be run.
+        """
+        import anyio.to_thread
+
+        from ..errors import InfrastructureError
+        from ..images import ImageCache, ImageError
+
+        try:
+            image = await anyio.to_thread.run_sync(ImageCache(cache).get, name)
+        except ImageError as exc:
+            import socket
+
+            raise InfrastructureError(f"ray backend: node {socket.gethostname()}: {exc}") from None
+        return await self.backend.exec_in_image(self._require(), image, argv, timeout_s=timeout_s, inputs=inputs,
+                                                env=env, workdir=workdir, limits=limits)
+
     async def delete(self) -> None:
         """Kill the session processes, delete the local sandbox and close the local backend. Idempotent."""
         for key in list(self.processes):

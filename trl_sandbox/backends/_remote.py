@@ -1,28 +1,31 @@
 """What the remote backends (``daytona``, ``e2b``, ``hf``, ``cwsandbox``) share: pacing of creations, the retry loop
-of API calls, the command that feeds a request file to the harness (:func:`redirected`), and how a session process
-ends (:class:`StreamProcess`). Each backend only says which errors are worth retrying (its
-SDK's classes and codes differ) and how its API streams a process's output."""
+of API calls, the command that feeds a request file to the harness (:func:`redirected`), how a session process
+ends (:class:`StreamProcess`), and how a repository task runs in a sandbox made from its image
+(:class:`RemoteImages`). Each backend only says which errors are worth retrying (its SDK's classes and codes differ),
+how its API streams a process's output and how it makes a sandbox from an image."""
 
 from __future__ import annotations
 
 import abc
 import fcntl
 import hashlib
+import logging
 import os
 import shlex
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..netguard import refused_in
-from .base import SandboxProcess
+from .base import ExecResult, ImageRef, Sandbox, SandboxProcess
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 #: What a classifier returns for an error retried after the exponential backoff (0.5 s doubling, at most 8 s).
 BACKOFF = -1.0
@@ -282,3 +285,88 @@ class StreamProcess(SandboxProcess):
             await self._stop(ended)
         if not ended:
             raise InfrastructureError(f"{self.backend}: the session process in sandbox {self.sandbox_id} did not end")
+
+
+#: Where a repository task's inputs are uploaded in its sandbox, under the backend's working directory; the command
+#: opens them and removes the directory before anything of the task runs.
+INPUTS_DIR = ".trl-sandbox-inputs"
+#: The label a repository task's sandbox carries beside its pool's (the pool's sweep finds it by those).
+ROLE_LABEL = "trl-sandbox-role"
+#: The first line of a command whose preparation failed (the inputs could not be opened or removed): an
+#: infrastructure failure, not the task's result. Printed before any of the task's code runs.
+PREPARATION_FAILED = "trl-sandbox: the repository task's inputs could not be prepared"
+
+
+def image_command(argv: Sequence[str], inputs: Sequence[str], *, directory: str, workdir: str,
+                  env: Mapping[str, str]) -> str:
+    """The bash script a remote backend runs for :meth:`~trl_sandbox.backends.base.Backend.exec_in_image`: it opens
+    ``inputs[i]`` (absolute paths) as descriptor ``3 + i``, removes ``directory`` (where they were uploaded: no name
+    of them stays for the task's code to open or change), changes to ``workdir`` (if any), exports ``env`` and
+    replaces itself with ``argv``. On a failure of its own it prints :data:`PREPARATION_FAILED` and exits 125."""
+    fail = f"{{ echo {shlex.quote(PREPARATION_FAILED)}; exit 125; }}"
+    lines = []
+    if inputs:
+        opens = " ".join(f"{3 + i}<{shlex.quote(path)}" for i, path in enumerate(inputs))
+        lines.append(f"exec {opens} || {fail}")
+    quoted = shlex.quote(directory)
+    lines.append(f"rm -rf {quoted} 2>/dev/null; [ ! -e {quoted} ] || {fail}")
+    if workdir:
+        lines.append(f"cd {shlex.quote(workdir)} || {fail}")
+    lines.extend(f"export {name}={shlex.quote(value)}" for name, value in env.items())
+    lines.append(f"exec {shlex.join(list(argv))}")
+    return "\n".join(lines)
+
+
+class RemoteImages:
+    """Repository tasks on a remote backend (a mixin of :class:`~trl_sandbox.backends.base.Backend` subclasses that
+    implement ``_create_from_image(labels, image) -> Sandbox``: the service makes a sandbox from the image by the
+    SDK's own parameter, its commands run as root). Each execution gets a sandbox of its own, made from the task's
+    image and deleted after it, as SWE-bench's harness makes one container per instance; the pool's sandbox it was
+    leased with only bounds how many run at once. What runs in it is the same runner script as on the local
+    backend (:mod:`trl_sandbox.repos.runner`), so the verdict is the same code."""
+
+    def repo_image(self, name: str) -> ImageRef:
+        """``name`` as an :class:`~trl_sandbox.backends.base.ImageRef`, with its ``WorkingDir`` when this host's image
+        cache holds it (a Harbor task runs there; see :func:`trl_sandbox.repos.runner.run_task`). Blocking."""
+        from ..images import ImageCache, ImageError
+
+        try:
+            return ImageRef(name, ImageCache().get(name).workdir)
+        except ImageError:
+            return ImageRef(name)
+
+    async def exec_in_image(self, sandbox: Sandbox, image: Any, argv: Sequence[str], *, timeout_s: float,
+                            inputs: Sequence[bytes] = (), env: Mapping[str, str] | None = None,
+                            workdir: str | None = None, limits: Any = None) -> ExecResult:
+        """Run ``argv`` in a new sandbox made from ``image`` (an :class:`~trl_sandbox.backends.base.ImageRef` or a
+        name), labelled as ``sandbox`` (plus :data:`ROLE_LABEL`), as root, in ``workdir`` (default: the image's when
+        known, else the backend's working directory), with ``env`` over the image's environment, for at most
+        ``timeout_s`` seconds; ``inputs[i]`` is uploaded, opened as ``/dev/fd/{3 + i}`` and its file removed before
+        ``argv`` runs (:func:`image_command`). The sandbox is deleted afterwards (a deletion that fails is logged:
+        the pool's sweep deletes it by its labels when the pool closes). ``limits`` do not apply: CPU, memory and
+        disk are the backend's sandbox resources. See :meth:`~trl_sandbox.backends.base.Backend.exec_in_image`.
+
+        Raises:
+            ConfigurationError: the backend cannot make a sandbox from this image (e.g. no E2B template for it).
+            InfrastructureError: the sandbox could not be made, the inputs not prepared, or the command not run.
+        """
+        ref = image if isinstance(image, ImageRef) else ImageRef(str(image))
+        box = await self._create_from_image({**sandbox.labels, ROLE_LABEL: "repository-task"}, ref.name)
+        try:
+            names = [f"{INPUTS_DIR}/{i}" for i in range(len(inputs))]
+            if names:
+                await self.write_files(box, dict(zip(names, (bytes(data) for data in inputs))))
+            command = image_command(argv, [f"{box.workdir}/{name}" for name in names],
+                                    directory=f"{box.workdir}/{INPUTS_DIR}", workdir=workdir or ref.workdir,
+                                    env=env or {})
+            result = await self.exec(box, ["/bin/bash", "-c", command], timeout_s=timeout_s)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(getattr(self, "request_timeout_s", 60.0)):
+                try:
+                    await self.delete(box)
+                except InfrastructureError as exc:
+                    logger.warning("trl-sandbox: the sandbox %s of a repository task was not deleted (%s); the "
+                                   "pool deletes it by its labels when it closes", box.id, exc)
+        if result.exit_code == 125 and result.stdout.startswith(PREPARATION_FAILED.encode()):
+            raise InfrastructureError(f"{self.name}: {PREPARATION_FAILED} in sandbox {box.id}")
+        return result

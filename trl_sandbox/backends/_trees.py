@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
+from ..images.cache import ImageCache
 from ..images.layers import IMAGE_UID
 from ._executions import run_launcher
 from ._host import rmtree
@@ -153,6 +154,16 @@ async def run_in_tree(
             os.close(fd)
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(rmtree, mountpoint)
+
+
+def repo_image(self: Any, name: str) -> Image:
+    """The local backend's :meth:`~trl_sandbox.backends.base.Backend.repo_image`: this host's image cache entry of
+    ``name`` (``$TRL_SANDBOX_CACHE/images``), which :func:`exec_in_image` makes trees of. Blocking.
+
+    Raises:
+        trl_sandbox.images.ImageError: the image is not in the cache (the message says how to import it).
+    """
+    return ImageCache().get(name)
 
 
 async def exec_in_image(self: Any, sandbox: Sandbox, image: Image, argv: Sequence[str], *,

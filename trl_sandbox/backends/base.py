@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, InfrastructureError
 
-__all__ = ["Backend", "ExecResult", "InfrastructureError", "Leftover", "Sandbox", "SandboxProcess"]
+__all__ = ["Backend", "ExecResult", "ImageRef", "InfrastructureError", "Leftover", "Sandbox", "SandboxProcess"]
 
 
 @dataclass
@@ -56,6 +56,20 @@ class Leftover:
     name: str
     reason: str
     data: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """A repository task's image as a remote backend runs it: by name, the service making the sandbox from it (see
+    :meth:`Backend.repo_image`).
+
+    Attributes:
+        name: The image's name as the row gives it (``swebench/sweb.eval.x86_64.astropy_1776_astropy-12907``).
+        workdir: Its ``WorkingDir`` when this host's image cache holds it, else ``""`` (not known here).
+    """
+
+    name: str
+    workdir: str = ""
 
 
 @dataclass(frozen=True)
@@ -231,6 +245,19 @@ class Backend(abc.ABC):
             InfrastructureError: the command could not be run (sandbox died, backend error, lost connection).
         """
 
+    def repo_image(self, name: str) -> Any:
+        """The image a repository task names, as :meth:`exec_in_image` takes it: the local backend's is this host's
+        :class:`~trl_sandbox.images.ImageCache` entry (it unpacks the image here); the remote and ray backends return
+        an :class:`ImageRef` (the service, or the node, makes the sandbox from the name). Blocking (call it in a
+        thread).
+
+        Raises:
+            ConfigurationError: this backend does not run repository tasks (the default).
+            trl_sandbox.images.ImageError: the image is not in the cache (the message says how to import it).
+        """
+        raise ConfigurationError(f"the {self.name} backend does not run repository tasks yet; use the local, ray, "
+                                 "daytona, e2b or hf backend")
+
     async def exec_in_image(self, sandbox: Sandbox, image: Any, argv: Sequence[str], *, timeout_s: float,
                             inputs: Sequence[bytes] = (), env: Mapping[str, str] | None = None,
                             workdir: str | None = None, limits: Any = None) -> ExecResult:
@@ -244,7 +271,8 @@ class Backend(abc.ABC):
             ConfigurationError: this backend does not run repository tasks (the default), or cannot run this image.
             InfrastructureError: the tree could not be prepared, or the command could not be run.
         """
-        raise ConfigurationError(f"the {self.name} backend does not run repository tasks yet; use the local backend")
+        raise ConfigurationError(f"the {self.name} backend does not run repository tasks yet; use the local, ray, "
+                                 "daytona, e2b or hf backend")
 
     @abc.abstractmethod
     async def delete(self, sandbox: Sandbox) -> None:

@@ -40,7 +40,7 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
-from ._remote import BACKOFF, Pacer, StreamProcess, describe, redirected, retrying
+from ._remote import BACKOFF, Pacer, RemoteImages, StreamProcess, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -74,7 +74,7 @@ def _env_reader() -> Callable[[str], str | None]:
         return os.environ.get
 
 
-class DaytonaBackend(Backend):
+class DaytonaBackend(RemoteImages, Backend):
     """Sandboxes on Daytona.
 
     Args:
@@ -226,7 +226,7 @@ class DaytonaBackend(Backend):
 
     # -- sandboxes ---------------------------------------------------------------------------------------------------
 
-    def _params(self, labels: Mapping[str, str]) -> Any:
+    def _params(self, labels: Mapping[str, str], image: str | None = None) -> Any:
         common: dict[str, Any] = {
             "language": "python",
             "labels": {str(k): str(v) for k, v in labels.items()},
@@ -236,14 +236,19 @@ class DaytonaBackend(Backend):
             "auto_stop_interval": self.auto_stop_interval_min,
             "auto_delete_interval": self.auto_delete_interval_min,
         }
+        if image is not None:  # a repository task's sandbox: its image, as root (SWE-bench's harness runs as root)
+            return self.sdk.CreateSandboxFromImageParams(image=image, resources=self._resources(),
+                                                         **{**common, "os_user": "root"})
         if self.os_user:
             common["os_user"] = self.os_user
         if self.image:
-            resources = None
-            if self.cpu or self.memory_gib or self.disk_gib:
-                resources = self.sdk.Resources(cpu=self.cpu, memory=self.memory_gib, disk=self.disk_gib)
-            return self.sdk.CreateSandboxFromImageParams(image=self.image, resources=resources, **common)
+            return self.sdk.CreateSandboxFromImageParams(image=self.image, resources=self._resources(), **common)
         return self.sdk.CreateSandboxFromSnapshotParams(snapshot=self.snapshot, **common)
+
+    def _resources(self) -> Any:
+        if self.cpu or self.memory_gib or self.disk_gib:
+            return self.sdk.Resources(cpu=self.cpu, memory=self.memory_gib, disk=self.disk_gib)
+        return None
 
     def _handle(self, remote: Any) -> Sandbox:
         return Sandbox(id=str(remote.id), labels=dict(remote.labels or {}), workdir=self.workdir,
@@ -256,11 +261,25 @@ class DaytonaBackend(Backend):
             InfrastructureError: creation failed after the retries, or timed out (a sandbox the server made
                 anyway is deleted first).
         """
+        return await self._create(labels)
+
+    async def _create_from_image(self, labels: Mapping[str, str], image: str) -> Sandbox:
+        """A repository task's sandbox (see :class:`~trl_sandbox.backends._remote.RemoteImages`): Daytona builds it
+        from ``image`` (``CreateSandboxFromImageParams(image=...)``: the SDK sends a one-line ``FROM image``
+        build, cached by Daytona as a snapshot), runs its commands as ``root``, with this backend's resources,
+        network policy and backstop.
+
+        Raises:
+            InfrastructureError: as :meth:`create`.
+        """
+        return await self._create(labels, image)
+
+    async def _create(self, labels: Mapping[str, str], image: str | None = None) -> Sandbox:
         await self._pacer.wait()
 
         async def attempt() -> Any:
             try:
-                return await self.client.create(self._params(labels), timeout=self.create_timeout_s)
+                return await self.client.create(self._params(labels, image), timeout=self.create_timeout_s)
             except self.sdk.DaytonaTimeoutError as exc:
                 if getattr(exc, "sandbox_id", None):
                     await self._delete_id(exc.sandbox_id)

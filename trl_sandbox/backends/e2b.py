@@ -50,7 +50,7 @@ import anyio
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
-from ._remote import BACKOFF, Pacer, StreamProcess, describe, redirected, retrying
+from ._remote import BACKOFF, Pacer, RemoteImages, StreamProcess, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -83,7 +83,7 @@ def command_line(argv: Sequence[str], workdir: str, limit_s: int, stdin_path: st
     return f"cd {shlex.quote(workdir)} && {redirected(argv, stdin_path, timeout)}"
 
 
-class E2BBackend(Backend):
+class E2BBackend(RemoteImages, Backend):
     """Sandboxes on E2B.
 
     Args:
@@ -93,6 +93,9 @@ class E2BBackend(Backend):
             the backend is built (:attr:`endpoint`).
         template: Sandbox template (name or id) to create sandboxes from (default: the SDK's ``base``, which has
             ``python3``; build your own with ``e2b template build`` for other toolchains, see ``docs/backends.md``).
+        templates: Repository tasks: the template (name or id) of each task image (``image name -> template``).
+            E2B makes sandboxes from templates only; build one per image (a Dockerfile ``FROM IMAGE``, ``e2b
+            template build``). A task whose image has none is an infrastructure failure naming this option.
         timeout_s: Server-side backstop: seconds after which E2B kills a sandbox (re-armed while the pool uses it;
             default 900; E2B's maximum is 1 h on the free tier, 24 h on Pro).
         allow_internet_access: Let the sandbox reach the internet (default False: the model's code cannot).
@@ -125,6 +128,7 @@ class E2BBackend(Backend):
         api_key: str | None = None,
         domain: str | None = None,
         template: str | None = None,
+        templates: Mapping[str, str] | None = None,
         timeout_s: int = 900,
         allow_internet_access: bool = False,
         env_vars: Mapping[str, str] | None = None,
@@ -155,6 +159,7 @@ class E2BBackend(Backend):
             "sandbox_url": os.environ.get("E2B_SANDBOX_URL"), "http_version": os.environ.get("E2B_HTTP_VERSION"),
         }.items() if value}
         self.template = template
+        self.templates = {str(k): str(v) for k, v in (templates or {}).items()}
         self.timeout_s = int(timeout_s)
         self.allow_internet_access = bool(allow_internet_access)
         self.env_vars = {str(k): str(v) for k, v in (env_vars or {}).items()}
@@ -193,9 +198,10 @@ class E2BBackend(Backend):
 
     # -- sandboxes ---------------------------------------------------------------------------------------------------
 
-    def _handle(self, sandbox_id: str, labels: Mapping[str, str], remote: Any = None) -> Sandbox:
+    def _handle(self, sandbox_id: str, labels: Mapping[str, str], remote: Any = None,
+                user: str | None = None) -> Sandbox:
         return Sandbox(id=str(sandbox_id), labels=dict(labels or {}), workdir=self.workdir, python=[self.python],
-                       data={"remote": remote, "armed": time.monotonic()})
+                       data={"remote": remote, "armed": time.monotonic(), "user": user or self.user})
 
     async def create(self, labels: Mapping[str, str]) -> Sandbox:
         """Create one sandbox (see the module docstring for what it carries).
@@ -205,17 +211,37 @@ class E2BBackend(Backend):
             InfrastructureError: creation failed after the retries (quota, concurrency cap that does not let up),
                 or timed out.
         """
+        return await self._create(labels, self.template)
+
+    async def _create_from_image(self, labels: Mapping[str, str], image: str) -> Sandbox:
+        """A repository task's sandbox (see :class:`~trl_sandbox.backends._remote.RemoteImages`): made from the
+        template ``templates`` maps ``image`` to (``AsyncSandbox.create(template=...)``), its commands run as
+        ``root``.
+
+        Raises:
+            ConfigurationError: ``templates`` names no template for ``image``.
+            InfrastructureError: as :meth:`create`.
+        """
+        template = self.templates.get(image)
+        if template is None:
+            raise ConfigurationError(
+                f"e2b: no template for the image {image!r}: E2B makes sandboxes from templates only; build one from "
+                f"it (a Dockerfile 'FROM {image}', e2b template build) and map it with the e2b option "
+                f"templates={{{image!r}: TEMPLATE}}")
+        return await self._create(labels, template, user="root")
+
+    async def _create(self, labels: Mapping[str, str], template: str | None, user: str | None = None) -> Sandbox:
         await self._pacer.wait()
         metadata = {str(k): str(v) for k, v in labels.items()}
 
         async def attempt() -> Any:
             return await self.sdk.AsyncSandbox.create(
-                template=self.template, timeout=self.timeout_s, metadata=metadata, envs=dict(self.env_vars),
+                template=template, timeout=self.timeout_s, metadata=metadata, envs=dict(self.env_vars),
                 allow_internet_access=self.allow_internet_access, **{**self._opts(),
                                                                      "request_timeout": self.create_timeout_s})
 
         remote = await self._retrying("create a sandbox", attempt, self.create_timeout_s * 2 + 30.0)
-        return self._handle(remote.sandbox_id, metadata, remote)
+        return self._handle(remote.sandbox_id, metadata, remote, user)
 
     async def _remote(self, sandbox: Sandbox) -> Any:
         """The SDK's sandbox object (connecting to one known by id only, e.g. from :meth:`list`)."""
@@ -242,7 +268,7 @@ class E2BBackend(Backend):
 
         async def attempt() -> None:
             remote = await self._remote(sandbox)
-            await remote.files.write_files(entries, user=self.user, request_timeout=self.request_timeout_s)
+            await remote.files.write_files(entries, user=sandbox.data["user"], request_timeout=self.request_timeout_s)
 
         await self._retrying(f"upload files to sandbox {sandbox.id}", attempt, self.request_timeout_s)
 
@@ -273,11 +299,12 @@ class E2BBackend(Backend):
             path = None
             if stdin:  # uploaded again on a retry: the harness of a failed attempt may have unlinked it
                 path = f"{self.workdir}/{REQUEST_DIR}/{STDIN_PREFIX}{uuid.uuid4().hex}"
-                await remote.files.write_files([{"path": path, "data": bytes(stdin)}], user=self.user,
+                await remote.files.write_files([{"path": path, "data": bytes(stdin)}], user=sandbox.data["user"],
                                                request_timeout=self.request_timeout_s)
             command = command_line(argv, self.workdir, limit, path)
             try:
-                result = await remote.commands.run(command, user=self.user, timeout=limit + self.exec_grace_s,
+                result = await remote.commands.run(command, user=sandbox.data["user"],
+                                                   timeout=limit + self.exec_grace_s,
                                                    request_timeout=self.request_timeout_s)
             except self.sdk.CommandExitException as exc:  # a non-zero exit: a result
                 result = exc

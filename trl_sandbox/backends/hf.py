@@ -48,7 +48,7 @@ import anyio.to_thread
 
 from ..errors import ConfigurationError, InfrastructureError
 from ..harness.base import REQUEST_DIR, STDIN_PREFIX  # the harness removes request files named so
-from ._remote import BACKOFF, Pacer, describe, redirected, retrying
+from ._remote import BACKOFF, Pacer, RemoteImages, describe, redirected, retrying
 from .base import Backend, ExecResult, Sandbox, SandboxProcess
 
 T = TypeVar("T")
@@ -87,7 +87,7 @@ def _hf_token(explicit: str | None) -> str | None:
         return None
 
 
-class HFBackend(Backend):
+class HFBackend(RemoteImages, Backend):
     """Sandboxes on Hugging Face Jobs (``huggingface_hub.Sandbox``).
 
     Args:
@@ -253,13 +253,30 @@ class HFBackend(Backend):
         await self._pacer.wait()
         if self.mode == "pool":
             return await self._create_pooled(labels)
+        return await self._create_dedicated(labels, self.image)
 
+    async def _create_from_image(self, labels: Mapping[str, str], image: str) -> Sandbox:
+        """A repository task's sandbox (see :class:`~trl_sandbox.backends._remote.RemoteImages`): a job of its own
+        running ``image`` (``Sandbox.create(image, ...)``, the job's ``dockerImage``), in either ``mode``, with this
+        backend's flavor, environment and idle timeout; its commands run as the image's user (root in the SWE-bench,
+        SWE-smith and R2E-Gym images).
+
+        Raises:
+            ConfigurationError: the token is refused.
+            InfrastructureError: as :meth:`create`.
+        """
+        labels = {str(k): str(v) for k, v in labels.items()}
+        await self._ensure_namespace()
+        await self._pacer.wait()
+        return await self._create_dedicated(labels, image)
+
+    async def _create_dedicated(self, labels: dict[str, str], image: str) -> Sandbox:
         def attempt() -> Awaitable[Any]:
             abandoned = threading.Event()
 
             def make() -> Any:
                 remote = self.sdk.Sandbox.create(
-                    self.image, flavor=self.flavor, idle_timeout=self.idle_timeout_s, env=dict(self.env_vars),
+                    image, flavor=self.flavor, idle_timeout=self.idle_timeout_s, env=dict(self.env_vars),
                     namespace=self.namespace, forward_hf_token=False, labels=labels,
                     start_timeout=self.create_timeout_s, token=self.token)
                 if abandoned.is_set():  # the caller gave up meanwhile: nobody holds this sandbox

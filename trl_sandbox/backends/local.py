@@ -570,8 +570,8 @@ class LocalBackend(Backend):
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(rmtree, scratch)
 
-    #: Repository tasks: a command in a fresh overlay tree of an image (see :func:`._trees.exec_in_image`).
-    exec_in_image = _trees.exec_in_image
+    #: Repository tasks: the image from this host's cache, a command in a fresh overlay tree of it (see :mod:`._trees`).
+    repo_image, exec_in_image = _trees.repo_image, _trees.exec_in_image
 
     async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
         """Start ``argv`` as a long-lived execution of ``sandbox``'s fork server, with the same layers as

@@ -23,7 +23,8 @@ from typing import Any
 import anyio
 
 from ..errors import ConfigurationError, InfrastructureError, TrlSandboxError
-from .base import Backend, ExecResult, Sandbox, SandboxProcess
+from ._remote import RemoteImages
+from .base import Backend, ExecResult, ImageRef, Sandbox, SandboxProcess
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,9 @@ class RayBackend(Backend):
         exec_grace_s: Seconds past a command's own timeout that the driver waits for its actor's answer.
         local_options: Keyword arguments of each actor's :class:`~trl_sandbox.backends.local.LocalBackend`
             (``memory_limit_bytes``, ``output_limit_bytes``, ``site_packages``, ``allow_weak_isolation``...).
+        image_cache: The image cache directory on the nodes that repository tasks' images are read from
+            (``trl-sandbox images import`` there, or a shared filesystem). Default: each node's own
+            (``$TRL_SANDBOX_CACHE/images``, else ``~/.cache/trl-sandbox/images``, as the node's Ray worker sees it).
 
     Raises:
         ConfigurationError: Ray is not installed, or an option is invalid.
@@ -90,6 +94,7 @@ class RayBackend(Backend):
         create_timeout_s: float = 120.0,
         exec_grace_s: float = 30.0,
         local_options: Mapping[str, Any] | None = None,
+        image_cache: str | os.PathLike[str] | None = None,
     ) -> None:
         import importlib.util
 
@@ -111,6 +116,7 @@ class RayBackend(Backend):
         self.create_timeout_s = float(create_timeout_s)
         self.exec_grace_s = float(exec_grace_s)
         self.local_options = dict(local_options or {})
+        self.image_cache = str(image_cache) if image_cache is not None else None
         self._actor_class: Any = None
         self._layers = ""
 
@@ -221,6 +227,32 @@ class RayBackend(Backend):
         actor = await self._actor(sandbox)
         with _deadline(timeout_s + self.exec_grace_s, sandbox, "run a command"):
             return await _call(actor.exec, list(argv), stdin, timeout_s)
+
+    def repo_image(self, name: str) -> ImageRef:
+        """``name`` as an :class:`~trl_sandbox.backends.base.ImageRef`: the image is read on the node that runs the
+        task (from ``image_cache``), not here; its ``WorkingDir`` is filled in when this host's cache holds it too
+        (a Harbor task needs it). Blocking."""
+        return RemoteImages.repo_image(self, name)
+
+    async def exec_in_image(self, sandbox: Sandbox, image: Any, argv: Sequence[str], *, timeout_s: float,
+                            inputs: Sequence[bytes] = (), env: Mapping[str, str] | None = None,
+                            workdir: str | None = None, limits: Any = None) -> ExecResult:
+        """Run ``argv`` in a tree of the image (an :class:`~trl_sandbox.backends.base.ImageRef` or a name) on the
+        sandbox's node: its actor reads the image from ``image_cache`` there and runs the local backend's
+        :meth:`~trl_sandbox.backends.local.LocalBackend.exec_in_image`, with the same isolation and ``limits``.
+
+        Raises:
+            InfrastructureError: the node's cache lacks the image (the message names the node and how to import it),
+                the actor is gone, or it did not answer within ``timeout_s`` plus the grace of a tree's end.
+        """
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        name = image.name if isinstance(image, ImageRef) else str(image)
+        actor = await self._actor(sandbox)
+        # a tree's end may take the local backend's teardown grace (30 s) past its own deadline
+        with _deadline(timeout_s + self.exec_grace_s + 30.0, sandbox, "run a repository task"):
+            return await _call(actor.exec_in_image, name, self.image_cache, list(argv), timeout_s,
+                               [bytes(data) for data in inputs], dict(env or {}), workdir, limits)
 
     async def open_process(self, sandbox: Sandbox, argv: Sequence[str], *, timeout_s: float) -> SandboxProcess:
         actor = await self._actor(sandbox)

@@ -25,9 +25,45 @@ EXIT_CODE_VAR = "SWEBENCH_TEST_EXIT_CODE"
 #: The fields a SWE-bench 5.0 instance must have to be scored.
 SWEBENCH_FIELDS = ("instance_id", "image", "eval_script", "log_parser", "FAIL_TO_PASS", "PASS_TO_PASS")
 _SCRIPT_HEADER = ("#!/bin/bash", "set -uxo pipefail")
-# Ends every other process of the tree, only where the script is its tree's PID 1 (the runner's): anywhere else (a
-# container's exec, a shell) it does nothing.
-_END_OTHERS = 'if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi'
+#: What the log says when processes the tests left could not be ended before the exit status was written (a
+#: harness failure marker of SWE-bench's: the log then gives no results, whatever was printed after it).
+ENDING_FAILED = ">>>>> Tests Errored: trl-sandbox could not end the processes the tests left"
+#: Bash that ends every process the tests left before the exit status is written (one that printed a status of its
+#: own later would otherwise be the last word). Where the script is its tree's PID 1 (the local backend's runner),
+#: ``kill -KILL -1``. Elsewhere (a remote sandbox made from the image, where the service's own processes run too):
+#: every process started no earlier than this shell (``/proc/PID/stat`` field 22, the start time) that is neither
+#: this shell nor one of its ancestors nor a zombie, killed until none is left (20 passes at most, then
+#: :data:`ENDING_FAILED`). Builtins only (``read``, ``kill``), and no trace of its own under ``set -x``.
+END_OTHERS = f"""_trl_sandbox_end_others() {{
+  {{ _trl_sandbox_x=$-; set +x; }} 2>/dev/null
+  if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null
+  else
+    local s f me keep p d pass left=0
+    read -r s < /proc/$$/stat; f=(${{s##*) }}); me=${{f[19]:-0}}; keep=" $$ "; p=${{f[1]:-1}}
+    while [ "${{p:-1}}" -gt 1 ]; do
+      keep="$keep$p "
+      read -r s < "/proc/$p/stat" 2>/dev/null || break
+      f=(${{s##*) }}); p=${{f[1]:-1}}
+    done
+    for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+      left=0
+      for d in /proc/[0-9]*; do
+        p=${{d#/proc/}}
+        case $keep in *" $p "*) continue ;; esac
+        read -r s < "$d/stat" 2>/dev/null || continue
+        f=(${{s##*) }})
+        case ${{f[0]:-}} in Z|X) continue ;; esac
+        [ "${{f[19]:-0}}" -ge "$me" ] || continue
+        kill -KILL "$p" 2>/dev/null && left=1
+      done
+      [ "$left" = 0 ] && break
+      [ "$pass" -gt 3 ] && sleep 0.1
+    done
+    [ "$left" = 0 ] || echo "{ENDING_FAILED}"
+  fi
+  case $_trl_sandbox_x in *x*) set -x ;; esac
+}}
+_trl_sandbox_end_others"""
 
 
 @dataclass
@@ -110,7 +146,7 @@ def eval_script_of(script: str) -> str:
     lines = [line for line in script.strip().split("\n") if line not in _SCRIPT_HEADER]
     for i, line in enumerate(lines):
         if END_TEST_OUTPUT in line:
-            lines[i:i + 1] = [f"{EXIT_CODE_VAR}=$?", _END_OTHERS, line,
+            lines[i:i + 1] = [f"{EXIT_CODE_VAR}=$?", END_OTHERS, line,
                               f'echo "{TEST_EXIT_CODE}: ${EXIT_CODE_VAR}"']
             return "\n".join([*_SCRIPT_HEADER, *lines]) + "\n"
     raise TaskFormatError(f"the eval_script has no {END_TEST_OUTPUT!r} line: its test output cannot be told apart")

@@ -18,10 +18,12 @@ stderr together, as ``docker exec`` gives it):
    these four, without the resets; a patch the fourth applies is applied here too.) Then the test files a SWE-smith
    row names are checked out again: the patch's edits to the tests it is judged by are dropped.
 3. The eval script (the row's, with the exit status recorded: :func:`~trl_sandbox.repos.rows.eval_script_of`) runs
-   as the tree's PID 1 and ends every other process of the tree once the test command ends, so nothing the tests
-   left behind writes after the recorded status.
+   as the tree's PID 1 (on a remote backend, in a sandbox of its own) and ends every process the tests left once
+   the test command ends (:data:`~trl_sandbox.repos.rows.END_OTHERS`), so nothing the tests left behind writes after
+   the recorded status.
 
-The patch, the eval script and this script come as sealed memory files (``/dev/fd/3``...): the tests cannot change
+The patch, the eval script and this script come as sealed memory files (``/dev/fd/3``...; on a remote backend,
+files opened and unlinked before anything runs), each script read whole before it runs: the tests cannot change
 them. The tests do see the tree they run in (the hidden tests are in it once the eval script applied them, as in the
 official harness), never the host.
 
@@ -37,8 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ConfigurationError
 from .grading import END_TEST_OUTPUT, START_TEST_OUTPUT, TEST_EXIT_CODE, RepoVerdict, grade
-from .rows import RepoTask
+from .rows import END_OTHERS, ENDING_FAILED, RepoTask
 
 #: SWE-bench 5.0's ``GIT_APPLY_CMDS``, in its order.
 APPLY_COMMANDS = ("git apply --verbose", "git apply --verbose --3way", "git apply --verbose --reject",
@@ -50,6 +53,10 @@ SETUP_FAILED = ">>>>> trl-sandbox: Task Setup Failed"
 #: Seconds a repository task's run may take when the row says nothing: SWE-bench's harness default (``--timeout``).
 DEFAULT_TIMEOUT_S = 1800.0
 _PATCH_FD, _EVAL_FD, _BUG_FD = 4, 5, 6  # /dev/fd/3 is the runner script itself
+# How a script given as a descriptor runs: read whole into bash's memory first, then run (``bash FILE`` reads it as it
+# goes, from a file a root process of a remote sandbox could rewrite through /proc/PID/fd while it runs).
+_SCRIPT_OF = 'eval "$(</dev/fd/{fd})"'
+
 # Files a patch may not add or change: each lets code run inside pytest's own process before or around the tests
 # (pytest's conftest.py and ini files; Python's site hooks), where it can rewrite what pytest reports.
 _REFUSED_NAMES = re.compile(r"(^|/)(conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
@@ -153,7 +160,7 @@ done
 if [ -z "$applied" ] && git apply --check --reverse /dev/fd/{_PATCH_FD} 2>/dev/null; then applied=1; fi
 if [ -z "$applied" ]; then echo "{APPLY_PATCH_FAIL}"; exit 0; fi
 echo "{APPLY_PATCH_PASS}"
-{reset}exec /bin/bash /dev/fd/{_EVAL_FD}
+{reset}exec /bin/bash -c {shlex.quote(_SCRIPT_OF.format(fd=_EVAL_FD))}
 """
 
 
@@ -196,7 +203,7 @@ rm -rf /testbed/r2e_tests && ln -s /root/r2e_tests /testbed/r2e_tests
 echo "+ : '{START_TEST_OUTPUT}'"
 timeout -s KILL {int(timeout_s)} bash /root/run_tests.sh
 code=$?
-if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi
+{END_OTHERS}
 echo "+ : '{END_TEST_OUTPUT}'"
 echo "{TEST_EXIT_CODE}: $code"
 """
@@ -234,7 +241,7 @@ tar -xf /dev/fd/{_BUG_FD} -C /tests || {{ echo "{SETUP_FAILED}: the image has no
 chmod +x /tests/test.sh
 {exports}timeout -s KILL {int(timeout_s) + 1} /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1
 code=$?
-if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null; fi
+{END_OTHERS}
 echo "{VERIFIER_BLOCK} exit $code"
 for name in reward.json reward.txt; do
   if [ -f "/logs/verifier/$name" ]; then echo "{VERIFIER_BLOCK} $name $(base64 -w0 "/logs/verifier/$name")"; fi
@@ -300,6 +307,10 @@ async def run_task(backend: Any, sandbox: Any, image: Any, task: RepoTask, patch
     """
     timeout_s = timeout_s or task.timeout_s or DEFAULT_TIMEOUT_S
     if task.source == "harbor":
+        if not (task.repo_dir or image.workdir):
+            raise ConfigurationError(f"Harbor task {task.task_id!r}: the working directory of its image "
+                                     f"{task.image!r} is not known here: import the image on this host (trl-sandbox "
+                                     "images import) so that its WorkingDir is read, or use the local backend")
         script = harbor_script(task.repo_dir or image.workdir, task.verifier_timeout_s or timeout_s,
                                task.verifier_env)
         inputs = [script.encode(), patch.encode(), b"", task.verifier_tests]
@@ -312,8 +323,8 @@ async def run_task(backend: Any, sandbox: Any, image: Any, task: RepoTask, patch
         if task.bug_patch:
             inputs.append(task.bug_patch.encode())
     start = time.monotonic()
-    result = await backend.exec_in_image(sandbox, image, ["/bin/bash", "/dev/fd/3"], timeout_s=timeout_s,
-                                         inputs=inputs, limits=limits)
+    result = await backend.exec_in_image(sandbox, image, ["/bin/bash", "-c", _SCRIPT_OF.format(fd=3)],
+                                         timeout_s=timeout_s, inputs=inputs, limits=limits)
     log = (result.stdout + result.stderr).decode(errors="replace")
     duration = time.monotonic() - start
     if result.timed_out:
@@ -338,6 +349,8 @@ def _harbor_run(log: str, duration: float) -> RepoRun:
     # exit line, which is written after every other process ended: a setup failure counts only without one.
     if APPLY_PATCH_FAIL in log and APPLY_PATCH_PASS not in log:
         return RepoRun(RepoVerdict(False, "failure_marker"), "patch_failed", log, duration)
+    if ENDING_FAILED in log:  # processes of the tests outlived the verifier: what follows may be theirs
+        return RepoRun(RepoVerdict(False, "failure_marker"), "no_results", log, duration)
     reward, reason, code = harbor_reward(log)
     if code is None and SETUP_FAILED in log:
         return RepoRun(RepoVerdict(False, "setup_failed"), "setup_failed", log, duration)

@@ -31,7 +31,7 @@ import anyio
 
 from ..completions import extract_patch
 from ..errors import ConfigurationError, InfrastructureError
-from ..images import ImageCache, ImageError
+from ..images import ImageError
 from ..results import OUTPUT_TAIL_CHARS, ScoreResult
 from .rows import RepoTask
 from .runner import DEFAULT_TIMEOUT_S, SETUP_FAILED, RepoRun, refused, run_task
@@ -95,8 +95,8 @@ async def score_repo(scorer: Any, task: RepoTask, completion: Any) -> ScoreResul
     if reason is not None:
         return _result(task, None, "banned", table["banned"], reason, time.monotonic() - start)
     try:
-        image = await anyio.to_thread.run_sync(ImageCache().get, task.image)
-    except ImageError as exc:
+        image = await anyio.to_thread.run_sync(scorer.pool.backend.repo_image, task.image)
+    except (ImageError, ConfigurationError) as exc:
         return _result(task, None, "infra_error", None, f"image {task.image!r}: {exc}", time.monotonic() - start)
     error: Exception | None = None
     queue_s = exec_s = 0.0
