@@ -12,6 +12,7 @@ import base64
 import contextlib
 import itertools
 import json
+import shlex
 import threading
 import time
 from pathlib import Path
@@ -192,6 +193,56 @@ class AgentProcess(SandboxProcess):
         await self.terminate()
 
 
+class ImageAgent:
+    """The agent of a fake sandbox made from an image (a repository task's): the interface of :class:`Agent`
+    (``run``, ``write``, ``local_path``, ``close``) over the local backend's trees of that image. The service's
+    working directory is the image's own ``/tmp/trl-sandbox`` (paths are not rewritten); what is written there is
+    kept here and put in each command's tree, and each command runs in a fresh tree as ``/bin/sh -c``, the tree's
+    PID 1, so the service's command is not PID 1. As on a service, the command's output ends only once nothing it
+    started is left (5 s at most): a process the command left behind can still write to it.
+
+    Args:
+        local: The service's local backend. sandbox: The fake sandbox's local sandbox. image: The image (a
+        :class:`trl_sandbox.images.Image` of the fake's :attr:`FakeService.images`). remote_workdir: The service's
+        working directory (absolute, in the image).
+    """
+
+    def __init__(self, local: LocalBackend, sandbox: Any, image: Any, remote_workdir: str) -> None:
+        self.local, self.sandbox, self.image, self.remote_workdir = local, sandbox, image, remote_workdir
+        self.work = remote_workdir
+        self.files: dict[str, bytes] = {}
+
+    async def write(self, path: str, data: bytes, *, offset: int | None = None,
+                    truncate_to: int | None = None) -> None:
+        """Keep ``data`` for ``path`` (relative to the working directory); ``offset`` and ``truncate_to`` are not
+        supported here."""
+        assert offset is None and truncate_to is None, "not used by repository tasks"
+        self.files[path] = bytes(data)
+
+    async def run(self, command: str, *, stdin: bytes = b"", timeout_s: float | None = None) -> ExecResult:
+        """Run ``/bin/sh -c command`` in a fresh tree of the image holding the files written so far."""
+        assert not stdin, "repository tasks send no stdin"
+        paths = [f"{self.remote_workdir}/{name}" for name in self.files]
+        prelude = "".join(f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0])} && cat /dev/fd/{3 + i} > "
+                          f"{shlex.quote(path)} || exit 126\n" for i, path in enumerate(paths))
+        linger = ("i=0; while [ $i -lt 50 ]; do set -- /proc/[0-9]*; [ $# -le 1 ] && break; i=$((i + 1)); "
+                  "sleep 0.1; done")
+        script = (f"mkdir -p {shlex.quote(self.remote_workdir)} || exit 126\n{prelude}( {command}\n); status=$?\n"
+                  f"{linger}\nexit $status\n")
+        return await self.local.exec_in_image(self.sandbox, self.image, ["/bin/sh", "-c", script],
+                                              timeout_s=timeout_s or 3600, inputs=list(self.files.values()))
+
+    def local_path(self, text: str, remote_workdir: str) -> str:
+        """``text`` unchanged: the image has the service's working directory itself."""
+        return text
+
+    async def spawn(self, command: str) -> AgentProcess:
+        raise InfrastructureError("fake service: a sandbox made from an image keeps no interactive process here")
+
+    async def close(self) -> None:
+        """Nothing to stop: each command's tree ended with it."""
+
+
 class FakeService(abc.ABC):
     """Base class. Subclasses implement :meth:`_serve` (start the server on the loop, set ``self.url``) and
     :meth:`_close` (stop it), and keep their sandboxes in ``self.sandboxes`` (id -> record with a ``"local"``
@@ -219,6 +270,8 @@ class FakeService(abc.ABC):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._local: LocalBackend | None = None
+        #: Where the images sandboxes can be made from are (an :class:`~trl_sandbox.images.ImageCache`; None: none).
+        self.images: Any = None
 
     def start(self) -> str:
         """Start the local backend and the server in their thread; return the server's URL."""
@@ -291,10 +344,27 @@ class FakeService(abc.ABC):
         finally:
             self.creating -= 1
 
-    async def _new_local(self, labels: dict[str, str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    def image_error(self, name: str | None) -> str | None:
+        """Why a sandbox cannot be made from the image ``name`` (None: it can, or no image was asked for)."""
+        if name is None:
+            return None
+        if self.images is None:
+            return f"image {name!r} not found (this fake has no images)"
+        try:
+            self.images.get(name)
+        except Exception as exc:  # noqa: BLE001 - ImageError: the service's answer
+            return f"image {name!r} not found: {exc}"
+        return None
+
+    async def _new_local(self, labels: dict[str, str], env: dict[str, str] | None = None,
+                         image: str | None = None, remote_workdir: str = "/tmp/trl-sandbox") -> dict[str, Any]:
         """A record of a new fake sandbox: ``{"local": its local sandbox, "agent": its Agent}``; ``env``: the
-        service's environment variables of the sandbox (every command gets them)."""
+        service's environment variables of the sandbox (every command gets them); ``image``: a sandbox made from
+        that image of :attr:`images` (its agent an :class:`ImageAgent`; check :meth:`image_error` first)."""
         local = await self._local.create(labels)
+        if image is not None:
+            return {"local": local, "agent": ImageAgent(self._local, local, self.images.get(image), remote_workdir),
+                    "image": image}
         try:
             agent = await Agent.start(self._local, local, {str(k): str(v) for k, v in (env or {}).items()},
                                       read_only=self.read_only_workdir)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import uuid
 from pathlib import Path
@@ -32,6 +33,8 @@ from aiohttp import web
 from daytona.common.process import STDOUT_PREFIX
 from daytona_api_client_async import models
 from daytona_toolbox_api_client_async import models as toolbox_models
+
+from trl_sandbox.backends._remote import ROLE_LABEL
 
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 
@@ -117,11 +120,17 @@ class FakeDaytona(FakeService):
         # the check and the count of this creation, with no await in between: concurrent creations see it
         if self.fail_creates_after is not None and len(self.created) + self.creating >= self.fail_creates_after:
             return self._error(403, "Total CPU limit exceeded: quota reached")
+        image = None
+        if (body.get("labels") or {}).get(ROLE_LABEL):  # a repository task's: made from the image its build names
+            built = re.match(r"FROM (\S+)\n?$", (body.get("buildInfo") or {}).get("dockerfileContent") or "")
+            image = built.group(1) if built else "(no FROM line)"
+            if self.image_error(image):
+                return self._error(400, f"Failed to build the image: {self.image_error(image)}")
         with self._creating():
             if self.register_delay_s:  # a slow service: the sandbox exists only that much later
                 await asyncio.sleep(self.register_delay_s)
             sandbox_id = uuid.uuid4().hex
-            record = await self._new_local({"fake-daytona": sandbox_id}, body.get("env"))
+            record = await self._new_local({"fake-daytona": sandbox_id}, body.get("env"), image, REMOTE_WORKDIR)
             dto = self._dto(sandbox_id, body)
             self.sandboxes[sandbox_id] = {**record, "dto": dto}
             self.created.append(sandbox_id)

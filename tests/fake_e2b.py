@@ -45,6 +45,8 @@ from aiohttp import web
 from e2b.envd.process import process_pb
 from protobuf import Oneof
 
+from trl_sandbox.backends._remote import ROLE_LABEL
+
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 ENVD_VERSION = "0.6.7"
 
@@ -69,6 +71,8 @@ class FakeE2B(FakeService):
         self.register_delay_s = 0.0
         self.vanish_next_exec = False
         self.latency_s = 0.0
+        #: Templates made from images (``template -> image name`` of :attr:`images`): a repository task's sandbox.
+        self.template_images: dict[str, str] = {}
         #: Processes started with ``Start``: pid -> {"sandbox", "process" (local, stdin ones), "task"}.
         self.processes: dict[int, dict[str, Any]] = {}
         self._next_pid = 100
@@ -128,11 +132,16 @@ class FakeE2B(FakeService):
                                     f"({self.max_running})")
         if self.fail_creates_after is not None and len(self.created) + self.creating >= self.fail_creates_after:
             return self._error(403, "Team quota exceeded: out of credits")
+        image = None
+        if (body.get("metadata") or {}).get(ROLE_LABEL):  # a repository task's: its template's image
+            image = self.template_images.get(body.get("templateID", "base"), f"(template {body.get('templateID')})")
+            if self.image_error(image):
+                return self._error(404, f"template {body.get('templateID')!r} not found")
         with self._creating():
             if self.register_delay_s:  # a slow service: the sandbox exists only that much later
                 await asyncio.sleep(self.register_delay_s)
             sandbox_id = "i" + uuid.uuid4().hex[:19]
-            record = await self._new_local({"fake-e2b": sandbox_id}, body.get("envVars"))
+            record = await self._new_local({"fake-e2b": sandbox_id}, body.get("envVars"), image, REMOTE_WORKDIR)
             self.sandboxes[sandbox_id] = {**record, "body": body, "startedAt": "2026-11-25T00:00:00Z"}
             self.created.append(sandbox_id)
         if self.create_delay_s:

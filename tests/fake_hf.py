@@ -44,6 +44,8 @@ from typing import Any
 from _fake_service import FakeService
 from aiohttp import web
 
+from trl_sandbox.backends._remote import ROLE_LABEL
+
 REMOTE_WORKDIR = "/tmp/trl-sandbox"
 TOKEN = "hf_fake_token_for_tests"
 USER = "fake-user"
@@ -155,9 +157,14 @@ class FakeHF(FakeService):
         job_id = uuid.uuid4().hex[:24]
         host = (spec.get("labels") or {}).get("hf-sandbox-mode") == "pool"
         record = None
+        image = None
+        if (spec.get("labels") or {}).get(ROLE_LABEL):  # a repository task's: a job running its image
+            image = spec.get("dockerImage")
+            if self.image_error(image):
+                return self._error(400, f"Invalid dockerImage: {self.image_error(image)}")
         if not host:  # the job's environment and secrets: every command of the server gets them
             env = {**(spec.get("environment") or {}), **(spec.get("secrets") or {})}
-            record = await self._new_local({"fake-hf": job_id}, env)
+            record = await self._new_local({"fake-hf": job_id}, env, image, REMOTE_WORKDIR)
         self.jobs[job_id] = {"spec": spec, "stage": "RUNNING", "ns": request.match_info["ns"], "record": record,
                              "pooled": {} if host else None,
                              "nonce": (spec.get("labels") or {}).get("hf-sandbox-nonce"),

@@ -380,6 +380,30 @@ def test_checker_and_interactive_tasks_are_scored_on_ray(cluster, tmp_path, monk
                                                       ("failed", 0.0)], [r.error for r in results]
 
 
+def test_a_repository_task_is_scored_in_a_tree_of_its_image_on_the_actors_node(cluster, tmp_path):
+    """A SWE-bench 5.0 row on Ray: each actor reads the image from the ``image_cache`` on its node (the test's cache;
+    the actors do not see this process's environment) and runs the local backend's tree of it."""
+    import _repo_image as R
+    from trl_sandbox.rewards import CodeReward
+
+    _, info = R.repo_image(tmp_path)
+    row = R.swebench_row(info)
+    wrong = info["patch"].replace("+    return sum(xs) / len(xs)", "+    return sum(xs) / (len(xs) + 2)")
+    missing = {**row, "image": "example/not-imported:latest"}
+    cfg = config(cluster, sandbox_pool_size=2, options={"image_cache": str(R.cache_root() / "images")})
+    with CodeReward.from_config(cfg) as reward:
+        cluster.actor_pids |= {s.data["pid"] for s in reward.scorer.pool.live_sandboxes()}
+        completions = ["```diff\n" + info["patch"] + "```", "```diff\n" + wrong + "```", info["patch"]]
+        columns = {key: [row[key], row[key], missing[key]] for key in row}
+        results = reward.score(completions, prompts=[row["problem_statement"]] * 3, **columns)
+    gold, bad, absent = results
+    assert (gold.status, gold.reward, gold.tests_passed) == ("passed", 1.0, 3), gold.error
+    assert (bad.status, bad.reward) == ("failed", 0.0), bad.error
+    # an image the node lacks is the infrastructure's failure, named with the node and the way to import it
+    assert (absent.status, absent.reward) == ("infra_error", None) and "node" in absent.error, absent.error
+    assert "PASSED tests/test_calc.py::test_mean" in gold.output
+
+
 def test_an_unreachable_cluster_is_one_clear_error_and_ray_is_never_started_or_imported_needlessly():
     probe = textwrap.dedent("""
         import sys, anyio
