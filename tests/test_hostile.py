@@ -672,8 +672,12 @@ with Scorer.from_config(config) as scorer:
     stdio = Task.from_row(review["stdio"])
     square = Task.from_row(review["square"])
     attacks = scorer.score([stdio, square, square], [review["unwaited"], review["deep"], review["square_ok"]])
+    repo = json.loads(sys.argv[4])  # tests/test_hostile_repos.py's attacks on a repository task, from the wheel
+    from trl_sandbox.repos import read_task
+    repo_results = scorer.score([read_task(repo["row"])] * len(repo["patches"]), repo["patches"])
     print(json.dumps({"thief": [r.status for r in thief], "honest": [r.status for r in honest],
                       "review": [(r.status, r.reward, r.retries) for r in attacks],
+                      "repo": [(r.status, r.reward, r.output) for r in repo_results],
                       "replaced": scorer.pool.stats.replaced, "describe": scorer.pool.backend.describe()}))
 """
 
@@ -692,7 +696,9 @@ def readable_tmp():
 def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sandbox_root):
     """Finding 1, as users install us: trl-sandbox built as a wheel and installed (not editable) in a virtual
     environment that the sandbox user can read, whose site-packages then holds trl_sandbox/data/HumanEval.jsonl.gz.
-    A completion that finds it and defines every canonical solution passes nothing; honest ones pass."""
+    A completion that finds it and defines every canonical solution passes nothing; honest ones pass. The attacks of
+    tests/test_hostile_review.py and tests/test_hostile_repos.py (a repository task's patches: a pass printed at
+    exit, a daemon writing the exit status, writes to the image's files and the network) are contained there too."""
     import shutil
     import subprocess
     import sys
@@ -731,9 +737,19 @@ def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sa
               "square": {"task_id": "square", "test_list": ["assert f(2) == 4"]},
               # 4 s of CPU in all: past the 3 s this row gets (its statement's 1 s x 3; the wheel's scorer caps at 5)
               "unwaited": PY_UNWAITED.format(share=4.0 / 16, wait=""), "deep": DEEP_TREE, "square_ok": SQUARE_OK}
+    import _repo_image as R
+    from test_hostile_repos import ESCAPE, FORGE_AT_EXIT, FORGE_EXIT_STATUS, _patch_with
+
+    image, info = R.repo_image(readable_tmp / "repo-image")
+    git = image.rootfs / "usr" / "bin" / "git"
+    git_before = git.read_bytes()
+    repo = {"row": R.swebench_row(info),
+            "patches": [info["patch"], *(_patch_with(info, code) for code in (FORGE_AT_EXIT, FORGE_EXIT_STATUS,
+                                                                             ESCAPE))]}
+    env["TRL_SANDBOX_CACHE"] = str(R.cache_root())
     proc = subprocess.run([str(python), "-c", _WHEEL_SCORE, str(sandbox_root), DATA_THIEF.format(site=site_dir),
-                           json.dumps(review)], capture_output=True, text=True, timeout=600, cwd=str(readable_tmp),
-                          env=env)
+                           json.dumps(review), json.dumps(repo)], capture_output=True, text=True, timeout=600,
+                          cwd=str(readable_tmp), env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["honest"] == ["passed"] * 6, out
@@ -741,6 +757,12 @@ def test_a_wheel_install_never_shows_its_data_to_sandboxed_code(readable_tmp, sa
     (unwaited, deep, honest), replaced = out["review"], out["replaced"]
     assert unwaited[0] != "passed" and unwaited[1] is not None and unwaited[1] <= 0, out  # its children are timed
     assert deep == ["passed", 1.0, 0] and honest == ["passed", 1.0, 0] and replaced == 0, out  # nothing spent
+    (gold, at_exit, daemon, escape) = out["repo"]
+    assert gold[:2] == ["passed", 1.0], gold
+    assert at_exit[:2] == ["error", -1.0], at_exit  # a pass printed after the failure is not believed
+    assert daemon[:2] == ["failed", 0.0] and "DAEMON-WAS-HERE" not in daemon[2], daemon
+    assert escape[:2] == ["failed", 0.0] and "NETWORK-REACHED" not in escape[2], escape
+    assert git.read_bytes() == git_before  # the cached image is as it was
 
 
 # -- sandbox uids: never shared between sandboxes of different processes --------------------------------------------
