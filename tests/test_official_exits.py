@@ -187,3 +187,32 @@ def test_a_continuation_leaves_out_only_what_is_not_python(scorer):
     assert task.program(prose).endswith("    return x + y\n\n\nprint(add(2, 3))\n")
     (result,) = scorer.score([task], [prose])
     assert result.passed, result
+
+
+# -- the __main__ module of `python3 solution.py`: what a program reads of its own file --------------------------
+MAIN_READER = ("import os, sys\n"
+               "print(os.path.basename(__file__), os.path.isabs(__file__), sys.argv, __doc__, __name__, __package__,\n"
+               "      __spec__, __cached__, sorted(k for k in globals() if k.startswith('__')))\n"
+               "print(input())\n")
+
+
+@pytest.mark.parametrize("docstring", ["", '"""Reads its own file name."""\n'], ids=["plain", "docstring"])
+def test_a_stdin_program_sees_the_main_module_python3_gives_it(scorer, tmp_path, docstring):
+    """A jury-accepted Kattis program failed with ``NameError: name '__file__' is not defined`` (issue 48, item 4):
+    the program's ``__file__``, ``sys.argv``, ``__doc__`` and the other ``__main__`` globals are those of
+    ``python3 solution.py < input`` (problemtools', piston's and TACO's way), here run for the expected output."""
+    import subprocess
+    import sys
+
+    program = docstring + MAIN_READER + "print(__doc__)\n"
+    (tmp_path / "solution.py").write_text(program)
+    expected = subprocess.run([sys.executable, "solution.py"], input="7\n", capture_output=True, text=True,
+                              cwd=tmp_path, check=True, timeout=60).stdout
+    row = {"task_id": "main-module", "inputs": ["7\n"], "outputs": [expected]}
+    assert "solution.py True ['solution.py']" in expected
+    (result,) = scorer.score([Task.from_row(row)], [program])
+    assert result.passed, (expected, result.output, result.error)
+    request = Task.from_row(row).request(program, test_timeout_s=5.0, output_limit=1 << 16)
+    (tmp_path / "remote").mkdir()
+    _, records = run_request(tmp_path / "remote", request)  # the remote harness's worker too
+    assert [r.get("ok") for r in records if "i" in r] == [True], records

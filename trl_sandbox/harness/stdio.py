@@ -284,6 +284,23 @@ def make_fifos():
     return home, (in_fd, out_fd)
 
 
+#: The file name a stdin program runs as (``python3 solution.py < input``): its ``sys.argv[0]``.
+PROGRAM_NAME = "solution.py"
+
+
+def main_globals():
+    """The globals ``python3 solution.py`` gives its ``__main__`` module (CPython >= 3.9: ``__file__`` absolute,
+    ``__doc__`` None unless the program has a docstring, which its code then stores; ``__package__``, ``__spec__``
+    and ``__cached__`` None, ``__annotations__`` empty, ``__loader__`` a ``SourceFileLoader``). A program that reads ``__file__`` or ``sys.argv[0]`` gets what that run gives it (the
+    file itself is not written: a program that opens its own source fails, as one that deleted it would)."""
+    from importlib.machinery import SourceFileLoader
+
+    path = os.path.join(os.getcwd(), PROGRAM_NAME)
+    return {"__name__": "__main__", "__builtins__": builtins, "__doc__": None, "__package__": None, "__spec__": None,
+            "__annotations__": {}, "__loader__": SourceFileLoader("__main__", path), "__cached__": None,
+            "__file__": path}
+
+
 def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None):
     """Run the compiled program as ``__main__`` with ``text`` on stdin; returns ``{"out", "truncated"?,
     "error"?, "exit"?, "rss"}`` (``error``: the exception that ended it; ``exit``: a non-zero exit status from
@@ -291,7 +308,8 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
 
     As ``python3 prog.py < input > output`` would: ``sys.stdin`` and ``sys.stdout`` (and ``sys.__stdin__``,
     ``sys.__stdout__``) are real files on descriptors 0 and 1, opened as CPython opens them (``mode``, ``fileno()``,
-    ``buffer``: PyRival's FastIO template works), ``exit()`` and ``quit()`` exist, and at the end the threads the
+    ``buffer``: PyRival's FastIO template works), ``__file__``, ``__doc__`` and ``sys.argv`` are those of that run
+    (:func:`main_globals`), ``exit()`` and ``quit()`` exist, and at the end the threads the
     program did not join are waited for, its ``atexit`` handlers run and stdout is flushed (see
     :func:`_finish_like_python`).
 
@@ -324,8 +342,10 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
         _RUN["current"] = {"pid": os.getpid(), "out": out_fd, "limit": limit, "files": files, "only": only,
                            "answer": answer, "pipes": pipes is not None, "cpu_start": cpu_start}
         os._exit = posix._exit = _os_exit
+    argv = sys.argv
+    sys.argv = [PROGRAM_NAME]
     try:
-        exec(code, {"__name__": "__main__", "__builtins__": builtins})
+        exec(code, main_globals())
     except SystemExit as exc:
         status = exit_status(exc.code)
         if status:
@@ -334,6 +354,7 @@ def run_stdin(code, text, limit, files=None, only=False, answer=None, pipes=None
         reply["error"] = describe(exc)
         print_program_traceback(exc)  # on its stderr, as python3 prog.py prints it: the result's output shows it
     _finish_like_python()
+    sys.argv = argv
     ended = _monotonic()  # before its output closes (below): an interactor cannot have seen its end before this
     hung_up = pipes is not None and input_hung_up(0)
     if answer is not None:
