@@ -5,6 +5,7 @@ folder). Reading only: the problems here are our own, small, and nothing is judg
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -133,6 +134,45 @@ def test_kattis_package_custom_validator_and_interactive(tmp_path):
                                       "flags": ["case_sensitive"], "answer_is_output": False}
     assert inter.interactor == {"interactor": "import sys\nsys.exit(42)\n", "language": "python",
                                 "convention": "kattis"}
+
+
+def test_kattis_validator_one_folder_down_and_domjudge_time_limits(tmp_path):
+    """Issue 48, items 4 and 5: problemtools' ``examples/guess`` keeps its validator in ``output_validator/<name>/``
+    (read like ``output_validators/<name>/``); DOMjudge's ``domjudge-problem.ini`` ``timelimit`` (``key = value``,
+    quoted or not) is the limit when ``problem.yaml`` and ``.timelimit`` give none."""
+    _kattis(tmp_path / "guess", validation="custom interactive")
+    folder = tmp_path / "guess" / "output_validator" / "guess_validator"
+    folder.mkdir(parents=True)
+    (folder / "validate.cc").write_text('#include "validate.h"\nint main(int argc, char** argv) { return 42; }\n')
+    (folder / "validate.h").write_text("#pragma once\n")
+    for name, ini, seconds in (("quoted", "probid = A\ntimelimit='1'\n", 1.0), ("plain", "timelimit = 2.5\n", 2.5)):
+        _kattis(tmp_path / name)
+        yaml_path = tmp_path / name / "problem.yaml"
+        yaml_path.write_text(yaml_path.read_text().replace("  time_limit: 2\n", ""))
+        (tmp_path / name / "domjudge-problem.ini").write_text(ini)
+    guess, plain, quoted = (Task.from_row(r) for r in load_tasks(tmp_path))
+    assert guess.interactor["interactor"] == (folder / "validate.cc").read_text()
+    assert guess.interactor["files"] == {"validate.h": "#pragma once\n"} and guess.interactor["convention"] == "kattis"
+    assert (quoted.time_limit_s, plain.time_limit_s) == (1.0, 2.5)
+    (tmp_path / "plain" / ".timelimit").write_text("3\n")  # Kattis' installed limit comes first
+    assert Task.from_row(load_tasks(tmp_path / "plain")[0]).time_limit_s == 3.0
+
+
+def test_a_contest_directory_leaves_out_the_packages_it_refuses_with_one_warning_each(tmp_path, caplog):
+    _kattis(tmp_path / "a-sum")
+    _kattis(tmp_path / "b-custom", validation="custom")  # no validator: refused
+    _kattis(tmp_path / "c-sum")
+    with caplog.at_level("WARNING", logger="trl_sandbox.formats.package_dirs"):
+        rows = load_tasks(tmp_path)
+    assert [r["task_id"] for r in rows] == ["a-sum", "c-sum"]
+    (record,) = [r for r in caplog.records if "left out" in r.getMessage()]
+    assert "b-custom" in record.getMessage() and "no output_validators/" in record.getMessage()
+    for name in ("a-sum", "c-sum"):
+        shutil.rmtree(tmp_path / name)
+    with pytest.raises(TaskFormatError, match="no problem package could be read: .*b-custom.*no output_validators"):
+        load_tasks(tmp_path)
+    with pytest.raises(TaskFormatError, match="no output_validators"):  # one package named: its error, as before
+        load_tasks(tmp_path / "b-custom")
 
 
 def _polygon(root, interactive=False):

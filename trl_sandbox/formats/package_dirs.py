@@ -4,21 +4,24 @@ problems and InteractBench's unpacked problems. :func:`read_problem_dirs` is wha
 **Kattis** (problemtools' problem package format, https://www.kattis.com/problem-package-format/ legacy version, and
 github ``Kattis/problemtools`` ``problemtools/verifyproblem.py``): ``problem.yaml`` (``validation: default | custom
 | custom interactive | custom score``, ``validator_flags``, ``limits: {memory (MB), time_multiplier,
-time_safety_margin, time_limit}``), ``output_validators/<name>/`` (or ``output_validator/``, the 2023-07 version)
-with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret`` with ``*.in`` and ``*.ans``, in
+time_safety_margin, time_limit}``), ``output_validators/<name>/`` (or ``output_validator/``, the 2023-07 version,
+or ``output_validator/<name>/``) with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret`` with ``*.in`` and ``*.ans``, in
 nested groups, ``submissions/<verdict>/``. A custom validator runs as ``validator input judge_answer feedback_dir
 [validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention; ``custom interactive`` makes it the
 interactor. The default validator compares tokens, case-insensitively unless ``case_sensitive``, numbers within
 ``float_tolerance`` / ``float_relative_tolerance`` / ``float_absolute_tolerance`` when given. Time: problemtools
 sets the limit from the accepted submissions' time × ``time_multiplier`` (the package does not store it); it is read
-from ``limits.time_limit`` or the ``.timelimit`` file Kattis installs, else the package has none here. Tests: the
+from ``limits.time_limit``, the ``.timelimit`` file Kattis installs, or DOMjudge's ``domjudge-problem.ini``
+``timelimit`` (seconds), else the package has none here. Tests: the
 samples, then the secret groups in name order (problemtools judges both).
 
 **Polygon** (Codeforces' package ``problem.xml``): ``judging/testset[@name="tests"]`` with ``time-limit`` (ms),
 ``memory-limit`` (bytes), ``input-path-pattern`` (``tests/%02d``) and ``answer-path-pattern`` (``tests/%02d.a``),
 ``test-count``; ``assets/checker/source`` (testlib: ``check input output answer``), ``assets/interactor/source``
 (testlib: ``interactor input tout answer``, then the checker on ``tout``), ``files/resources`` (``testlib.h`` and
-other headers the sources include), ``assets/solutions/solution[@tag]`` (``main``, ``accepted``, ``wrong-answer``...).
+other headers the sources include), ``assets/solutions/solution[@tag]`` (``main``, ``accepted``, ``wrong-answer``...),
+and the testset's groups with points (``tests/test[@group @points]``, ``groups/group[@name @points @points-policy]``
+with ``dependencies``) as the row's ``subtasks`` (see :func:`_polygon_groups`).
 Codeforces gives each test the time limit as it is: factor 1. Tests a package does not hold (a standard package keeps
 generated tests as generator scripts: run its ``doall.sh``) are refused by name.
 
@@ -38,6 +41,7 @@ shards unpacked: ``<id>/meta.json``, ``<id>/interactor/non_adaptive.cpp`` and ``
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -48,6 +52,7 @@ from ..errors import TaskFormatError
 from ._common import limit_seconds
 from ._contest import JUDGE_SOURCE_LANGUAGES, checker_spec, interactor_spec, language_of
 
+logger = logging.getLogger(__name__)
 __all__ = ["read_problem_dirs", "read_kattis", "read_polygon", "read_frontier_cs", "read_interactbench_dir"]
 
 #: Headers a judge program's source may include, carried as its extra files.
@@ -152,6 +157,33 @@ def _default_validator(flags: list[str]) -> dict[str, Any]:
     return judge
 
 
+def _validator_folder(root: Path) -> Path | None:
+    """The output validator's directory of a Kattis package: ``output_validator/`` (the 2023-07 version), or its one
+    subdirectory when it holds no file itself (``output_validator/<name>/``, as problemtools' ``examples/guess``
+    ships it), else ``output_validators/<name>/`` (the legacy version; ``output_validators/`` itself when it holds
+    several or none), else None."""
+    for name in ("output_validator", "output_validators"):
+        folder = root / name
+        if not folder.is_dir():
+            continue
+        subdirs = sorted(p for p in folder.iterdir() if p.is_dir())
+        if len(subdirs) == 1 and (name == "output_validators" or not any(p.is_file() for p in folder.iterdir())):
+            return subdirs[0]
+        return folder
+    return None
+
+
+def _domjudge_ini(path: Path) -> dict[str, str]:
+    """``domjudge-problem.ini`` (DOMjudge's ``doc/manual/problem-format.rst``): ``key = value`` lines, the ``=``
+    optionally surrounded by whitespace, the value optionally quoted."""
+    values = {}
+    for match in re.finditer(r"""^\s*([A-Za-z_][\w-]*)\s*=\s*(?:'([^']*)'|"([^"]*)"|([^\n]*?))\s*$""", _text(path),
+                             re.M):
+        key, *value = match.groups()
+        values[key] = next(v for v in value if v is not None)
+    return values
+
+
 def read_kattis(root: Path) -> dict[str, Any]:
     """A Kattis problem package directory as a ``kattis_package`` row (see :mod:`.packages`).
 
@@ -176,12 +208,8 @@ def read_kattis(root: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"task_format": "kattis_package", "task_id": root.name,
                            "package_tests": _kattis_tests(root), "interactor": None, "time_limit_factor": 1.0}
     if validation[0] == "custom" or interactive or (root / "output_validator").is_dir():
-        folder = root / "output_validator"
-        if not folder.is_dir():
-            base = root / "output_validators"
-            subdirs = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
-            folder = subdirs[0] if len(subdirs) == 1 else base
-        if not folder.is_dir():
+        folder = _validator_folder(root)
+        if folder is None:
             raise TaskFormatError(f"{root}: validation is {' '.join(validation)!r} but there is no output_validators/")
         source, language, files = _judge_program(folder, "output validator")
         if interactive:
@@ -196,6 +224,8 @@ def read_kattis(root: Path) -> dict[str, Any]:
     seconds = limits.get("time_limit")
     if seconds is None and (root / ".timelimit").is_file():
         seconds = _text(root / ".timelimit").strip()
+    if seconds is None and (root / "domjudge-problem.ini").is_file():
+        seconds = _domjudge_ini(root / "domjudge-problem.ini").get("timelimit")
     row["time_limit_s"] = limit_seconds(seconds)
     memory = limits.get("memory")
     row["memory_limit_bytes"] = int(float(memory) * (1 << 20)) if memory else None
@@ -224,6 +254,52 @@ def _polygon_source(root: Path, element: ET.Element | None, what: str) -> tuple[
     if language not in JUDGE_SOURCE_LANGUAGES:
         raise TaskFormatError(f"{root}: the {what} {path.name} is not in C, C++ or Python")
     return _text(path), str(language)
+
+
+def _points(value: str | None, where: str) -> float:
+    try:
+        return float(value) if value not in (None, "") else 0.0
+    except ValueError:
+        raise TaskFormatError(f"{where}: points {value!r} is not a number") from None
+
+
+def _polygon_groups(testset: ET.Element, count: int) -> list[dict[str, Any]]:
+    """The testset's groups as ``subtasks`` rows (see :mod:`trl_sandbox.subtasks`), or ``[]`` when it gives no points:
+    ``<tests><test group="g" points="p"/>`` and ``<groups><group name points points-policy><dependencies>
+    <dependency group/>``. ``complete-group``: the group's points (its ``points``, else the sum of its tests'), earned
+    only when all its tests pass (``policy "min"``); ``each-test``: each passed test's points (``"each"``). Tests
+    with points and no group (points without groups) earn their points each."""
+    tests = testset.findall("tests/test")[:count]
+    points = [_points(t.get("points"), f"test {i + 1}") for i, t in enumerate(tests)]
+    groups = testset.findall("groups/group")
+    if not groups:
+        scored = [i for i, p in enumerate(points) if p > 0]
+        return [{"name": "tests", "policy": "each", "tests": scored, "test_points": [points[i] for i in scored]}] \
+            if scored else []
+    members: dict[str, list[int]] = {}
+    for i, test in enumerate(tests):
+        if test.get("group") is not None:
+            members.setdefault(str(test.get("group")), []).append(i)
+    subtasks = []
+    for group in groups:
+        name = str(group.get("name"))
+        indices = members.get(name, [])
+        if not indices:
+            continue  # a group without tests: nothing to earn
+        depends = [str(d.get("group")) for d in group.findall("dependencies/dependency")]
+        if group.get("points-policy", "complete-group") == "each-test":
+            subtasks.append({"name": name, "policy": "each", "tests": indices,
+                             "test_points": [points[i] for i in indices], "depends": depends})
+        else:
+            total = _points(group.get("points"), f"group {name}") if group.get("points") else sum(
+                points[i] for i in indices)
+            subtasks.append({"name": name, "policy": "min", "points": total, "tests": indices, "depends": depends})
+    named = {s["name"] for s in subtasks}
+    for subtask in subtasks:  # a dependency on a group without tests asks nothing
+        subtask["depends"] = [d for d in subtask["depends"] if d in named]
+    if sum(s.get("points", 0) or sum(s.get("test_points", ())) for s in subtasks) <= 0:
+        return []
+    return subtasks
 
 
 def read_polygon(root: Path) -> dict[str, Any]:
@@ -267,6 +343,9 @@ def read_polygon(root: Path) -> dict[str, Any]:
     memory = testset.findtext("memory-limit")
     row["time_limit_s"] = int(time_ms) / 1000.0 if time_ms else None
     row["memory_limit_bytes"] = int(memory) if memory else None
+    subtasks = _polygon_groups(testset, count)
+    if subtasks:
+        row["subtasks"] = subtasks
     solutions = [(root / str(s.get("path")), str(sol.get("tag") or ""))
                  for sol in xml.findall("assets/solutions/solution") for s in sol.findall("source")]
     row["reference_solutions"] = _solutions([(p, tag) for p, tag in solutions if p.is_file()], root)
@@ -375,21 +454,29 @@ _KINDS = (
 def read_problem_dirs(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The rows of a problem package directory, or of each package directly inside ``path`` (in name order): Kattis
     (``problem.yaml`` or ``data/secret``), Polygon (``problem.xml``), Frontier-CS (``config.yaml`` and
-    ``testdata/``), InteractBench (``meta.json`` and ``interactor/``).
+    ``testdata/``), InteractBench (``meta.json`` and ``interactor/``). In a directory of packages (a contest), a
+    package that is refused is left out with one warning that names it and says why; the others are read.
 
     Raises:
-        TaskFormatError: ``path`` is no package and holds none, or a package is malformed (the message names it).
+        TaskFormatError: ``path`` is a package and is malformed (the message says why), or holds no package it can
+            read (the message gives each refused one's reason).
     """
     root = Path(path)
     for recognise, reader in _KINDS:
         if recognise(root):
             return [reader(root)]
-    rows = []
+    rows, refused = [], []
     for child in sorted(p for p in root.iterdir() if p.is_dir()):
         for recognise, reader in _KINDS:
             if recognise(child):
-                rows.append(reader(child))
+                try:
+                    rows.append(reader(child))
+                except TaskFormatError as exc:
+                    refused.append(str(exc))
+                    logger.warning("trl-sandbox: problem package %s left out: %s", child.name, exc)
                 break
+    if not rows and refused:
+        raise TaskFormatError(f"{root}: no problem package could be read: " + "; ".join(refused))
     if not rows:
         raise TaskFormatError(f"{root}: not a problem package (Kattis problem.yaml, Polygon problem.xml, Frontier-CS "
                               "config.yaml with testdata/, InteractBench meta.json) and holds none")
