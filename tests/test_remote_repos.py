@@ -179,6 +179,7 @@ def test_the_daemon_attack_is_caught_by_ending_what_the_tests_left(repo, service
     assert "FORGED-BY-DAEMON" in forged.output, forged.output
 
 
+@pytest.mark.parametrize("service", ["daytona"], indirect=True)  # the same runner script on every backend
 def test_a_harbor_task_is_scored_by_its_verifier_in_a_sandbox_of_its_image(service, repo, tmp_path, monkeypatch):
     kind, fake = service
     _, info = repo

@@ -46,6 +46,10 @@ class ScoreResult:
             ``error`` quotes it for the failing test.
         failed_test: The index (from 0) of the first test that did not pass, whose message ``error`` gives; None
             when every test passed or none ran (a program that did not load or compile, a banned one).
+        score: A task with subtasks: the points earned over the most there are, in [0, 1] (see
+            :mod:`trl_sandbox.subtasks`); else None.
+        subtask_points: A task with subtasks: the points each subtask earned, in the task's order; else None.
+        tests_skipped: Tests not run because none of their subtasks could earn from them any more (the early stop).
     """
 
     task_id: str
@@ -62,16 +66,24 @@ class ScoreResult:
     output: str = ""
     failed_test: int | None = None
     admission_s: float = 0.0
+    score: float | None = None
+    subtask_points: tuple[float, ...] | None = None
+    tests_skipped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict (the ``trl-sandbox score`` output line)."""
-        return dict(self.__dict__)  # asdict's deep copy, without its cost: every field is a str, a number or None
+        out = dict(self.__dict__)  # asdict's deep copy, without its cost: every field is a str, a number or None
+        if out["subtask_points"] is not None:  # but this tuple of numbers
+            out["subtask_points"] = list(out["subtask_points"])
+        return out
 
 
 def reward_of(verdict: Verdict, mode: str = "pass_rate", table: dict[str, float] | None = None) -> float | None:
     """The reward of ``verdict`` under reward ``mode`` (``pass_rate`` | ``all_or_nothing``) and ``table`` (from
     :func:`~trl_sandbox.config.reward_table`; default: the default values). None for the unscored statuses."""
     table = table if table is not None else reward_table(mode)
+    if verdict.status == "failed" and mode == "pass_rate" and verdict.score is not None:
+        return table["passed"] * verdict.score  # a task with subtasks: its points earned over the most there are
     if verdict.status == "failed" and mode == "pass_rate":
         earned = verdict.tests_passed + verdict.partial  # a checker's partial scores count as fractions of a test
         fraction = earned / verdict.tests_total if verdict.tests_total else 0.0
@@ -90,6 +102,9 @@ def verdict_result(task_id: str, verdict: Verdict, duration_s: float, reward: fl
         duration_s=duration_s,
         error=verdict.error,
         failed_test=verdict.failed_test,
+        score=verdict.score,
+        subtask_points=tuple(verdict.subtask_points) or None,
+        tests_skipped=verdict.tests_skipped,
         **timing,
     )
 

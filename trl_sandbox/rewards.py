@@ -75,6 +75,9 @@ METRICS = {
     "sandbox/completions": "completions in the batch (per process)",
     "sandbox/pass_rate": "fraction of scored completions that passed every test (None rewards left out)",
     "sandbox/tests_pass_rate": "fraction of tests passed, over the scored completions",
+    "sandbox/subtask_score": "mean points earned over the most there are, over the scored completions of tasks with "
+                             "subtasks (0 when the batch has none)",
+    "sandbox/tests_skipped": "tests not run because none of their subtasks could earn from them any more",
     "sandbox/timeouts": "completions that ran past a time limit",
     "sandbox/errors": "completions that did not load or compile, crashed or ended the test run early",
     "sandbox/errors_syntax": "errors that are empty or do not parse (SyntaxError, IndentationError)",
@@ -140,11 +143,14 @@ def score_metrics(
     scored = [r for r in results if r.reward is not None]
     counts = Counter(r.status for r in results)
     tests_total = sum(r.tests_total for r in scored)
+    graded = [r for r in scored if r.score is not None]
     executed = [r.exec_s for r in results if r.exec_s > 0]
     metrics = {
         "sandbox/completions": float(len(results)),
         "sandbox/pass_rate": sum(r.passed for r in scored) / len(scored) if scored else 0.0,
         "sandbox/tests_pass_rate": sum(r.tests_passed for r in scored) / tests_total if tests_total else 0.0,
+        "sandbox/subtask_score": sum(r.score for r in graded) / len(graded) if graded else 0.0,
+        "sandbox/tests_skipped": float(sum(r.tests_skipped for r in results)),
         "sandbox/timeouts": float(counts["timeout"]),
         "sandbox/errors": float(counts["error"] + counts["compile_error"]),
         **{f"sandbox/errors_{kind}": float(sum(error_kind(r) == kind for r in results))

@@ -40,8 +40,10 @@ from .formats import check_format, parse_compare, parse_interactor, read_row
 from .formats._common import str_list
 from .harness.base import record_mac
 from .harness.cputime import WALL_FACTOR
+from .harness.groups import test_score
 from .languages import LANGUAGES, build_spec, row_language, solutions_language
 from .loading import lost_fields
+from .subtasks import Subtask, harness_groups, read_subtasks, subtask_points
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,10 @@ class Verdict:
             them, ``all_or_nothing`` pays only full marks.
         failed_test: The index (from 0, in the task's order of tests) of the first test that did not pass, whose
             message ``error`` is; None when none failed or the program did not get to its tests.
+        score: A task with subtasks: the points earned over the most there are, in [0, 1] (what ``pass_rate``
+            pays, see :mod:`trl_sandbox.subtasks`); else None.
+        subtask_points: A task with subtasks: the points each earned, in the task's order of subtasks.
+        tests_skipped: Tests not run because none of their subtasks could earn from them any more.
     """
 
     status: str
@@ -95,6 +101,9 @@ class Verdict:
     error: str | None = None
     partial: float = 0.0
     failed_test: int | None = None
+    score: float | None = None
+    subtask_points: tuple[float, ...] = ()
+    tests_skipped: int = 0
 
 
 def harness_records(stdout: bytes, key: str | None = None) -> list[dict]:
@@ -193,6 +202,8 @@ class Task:
         interactor: An interactive problem's interactor (see :func:`trl_sandbox.formats.parse_interactor`): the
             program's stdin and stdout are connected to it, and it decides each test, with the checker of
             :meth:`judge_spec` then run on what it wrote to ``tout`` when the row gives one; else None.
+        subtasks: ``stdio`` tasks scored by groups of tests with points (the row's ``subtasks``, or its package's
+            groups; see :mod:`trl_sandbox.subtasks`), else ``()``.
     """
 
     task_id: str
@@ -221,6 +232,7 @@ class Task:
     language: str | None = None
     solutions_language: str | None = None
     interactor: dict[str, Any] | None = None
+    subtasks: tuple[Subtask, ...] = ()
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -251,6 +263,10 @@ class Task:
         fields = read_row(row, task_format)
         if "interactor" in row and not fields.get("interactor"):
             fields["interactor"] = parse_interactor(row["interactor"])
+        if row.get("subtasks") is not None and not fields.get("subtasks"):
+            if fields.get("format") != "stdio":
+                raise TaskFormatError("task field 'subtasks': only stdin/stdout tasks are scored by subtasks")
+            fields["subtasks"] = read_subtasks(row["subtasks"], len(fields.get("tests") or ()))
         task = cls(banned_patterns=banned, compare=compare, **fields)
         if task.format in ("humaneval", "call") and not task.prompt and not isinstance(row.get("prompt"), str):
             key = f"{task.format}:{task.task_id}"
@@ -406,6 +422,8 @@ class Task:
                 compiled checker's or interactor's binary in place of its source, see
                 :mod:`trl_sandbox.judge_programs`); default: :meth:`judge_spec` and :attr:`interactor` as they are.
         """
+        if self.subtasks:  # the full score may not need every test: the harness skips what cannot change it
+            stop_on_failure = False
         if LANGUAGES[language].native:
             if self.format != "stdio":
                 raise ValueError(f"{language} code runs stdin/stdout tasks only, not {self.format} tasks")
@@ -447,6 +465,8 @@ class Task:
         fields: dict[str, Any] = {"compare": self.judge_spec(compare)}
         if self.interactor:
             fields["interactor"] = self.interactor
+        if self.subtasks:
+            fields["groups"] = harness_groups(self.subtasks)
         fields.update(judge or {})
         return fields
 
@@ -515,6 +535,32 @@ class Task:
             TaskFormatError: the task's own machinery failed in the sandbox (its checker failed or timed out, pytest
                 is not importable there): ``invalid_task``, not the program's fault.
         """
+        seen: dict[int, dict] = {}
+        verdict = self._judge_records(stdout, exit_code, timed_out, stderr, key, seen)
+        return self._subtask_verdict(verdict, seen) if self.subtasks else verdict
+
+    def _subtask_verdict(self, verdict: Verdict, seen: Mapping[int, dict]) -> Verdict:
+        """``verdict`` with the subtasks' score (see :mod:`trl_sandbox.subtasks`), from the records of the tests that
+        ran (``seen``, by test index; a test not run counts 0): full marks pass, however a test worth nothing did;
+        points earned make a failure of a timeout or a crash on a later test (their credit is kept); nothing earned
+        leaves the verdict's status as it is (``error``, ``timeout``...)."""
+        if verdict.status not in ("passed", "failed", "timeout", "error") or not any(i >= 0 for i in seen):
+            return dataclasses.replace(verdict, score=0.0, subtask_points=(0.0,) * len(self.subtasks))
+        scores = [test_score(seen[i]) if i in seen else 0.0 for i in range(len(self.tests))]
+        earned = subtask_points(self.subtasks, scores)
+        fraction = min(1.0, sum(earned) / sum(s.points for s in self.subtasks))
+        status = verdict.status
+        if fraction >= 1.0 - 1e-9:
+            status, fraction = "passed", 1.0
+        elif fraction > 0 or status == "passed":
+            status = "failed"
+        return dataclasses.replace(verdict, status=status, score=fraction, subtask_points=earned,
+                                   tests_skipped=seen.get(-2, {}).get("skipped", 0))
+
+    def _judge_records(self, stdout: bytes, exit_code: int | None, timed_out: bool, stderr: bytes,
+                       key: str | None, seen: dict[int, dict]) -> Verdict:
+        """:meth:`judge` without the subtasks; the records of the tests are put in ``seen`` (by test index; ``-2``:
+        ``{"skipped": count}``, the tests the judge skipped)."""
         total = len(self.tests)
         records = harness_records(stdout, key)
         _refused(records)
@@ -543,6 +589,9 @@ class Task:
                 done = True
             if "crash" in record:
                 crashed = str(record["crash"])[:500]
+            if isinstance(record.get("skipped"), list):
+                seen[-2] = {"skipped": sum(1 for i in record["skipped"] if isinstance(i, int) and 0 <= i < total)}
+        seen.update(by_index)
         passed = sum(1 for record in by_index.values() if record.get("ok") is True)
         failing = [by_index[i] for i in sorted(by_index) if by_index[i].get("ok") is not True]
         partial = sum(min(1.0, max(0.0, float(r["score"]))) for r in failing

@@ -10,7 +10,8 @@ checker spec, see :func:`~trl_sandbox.formats._common.parse_compare`) or ``judge
 validator), ``interactor`` (an interactor spec) or None, ``time_limit_s``, ``time_limit_factor``,
 ``memory_limit_bytes``, and ``reference_solutions`` (a list of ``{path, language, tag, source}``: Kattis'
 ``submissions/<verdict>/``, Polygon's ``<solutions>`` with their tags, Frontier-CS' ``examples/reference.cpp``),
-which the task does not carry.
+which the task does not carry; ``subtasks`` (a list of :func:`trl_sandbox.subtasks.read_subtasks` entries: Polygon's
+groups with points) when the package scores by groups.
 """
 
 from __future__ import annotations

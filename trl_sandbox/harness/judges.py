@@ -47,6 +47,7 @@ from .base import (
     short_repr,
 )
 from .checkers import run_checker
+from .groups import TestSkipper
 from .interaction import run_interaction
 from .compare import apps_key_fix, normalize_stdout, same_call_output, same_output, same_value
 from .remote import Remote
@@ -139,11 +140,19 @@ def _run_tests(emit, worker, req, timeout, run_test):
     and of every process the program started, see :meth:`.processes.Worker.time_test`), end what the program left
     running (:meth:`.processes.Worker.end_strays`) and emit its record; stop at the first timeout,
     crash or value of the tests' own that cannot cross (:class:`.base.ValueNotSent`: the run is ``unserializable``),
-    and at the first failure when ``stop_on_failure``. A value of the program's that cannot cross
+    and at the first failure when ``stop_on_failure``. With the request's ``groups`` (a task's subtasks), a test
+    none of whose subtasks can earn from it any more is skipped (:class:`.groups.TestSkipper`), and a timeout ends
+    that test only. A value of the program's that cannot cross
     (:class:`.base.ProgramValueError`) fails its test, even when the test's code caught it."""
     n = 0
     stop_on_failure = req.get("stop_on_failure") is True
+    groups = req.get("groups")
+    skipper = TestSkipper(groups, len(req["tests"])) if _type(groups) is list and groups else None
+    skipped = []
     for i, test in enumerate(req["tests"]):
+        if skipper is not None and not skipper.needed(i):
+            skipped.append(i)  # none of its subtasks can earn from it any more (see .groups): not run, counted 0
+            continue
         n += 1
         worker.time_test(timeout)
         failures = worker.value_failures
@@ -151,6 +160,9 @@ def _run_tests(emit, worker, req, timeout, run_test):
             record = run_test(i, test)
         except Timeout:
             emit({"i": i, "ok": False, "timeout": True})
+            if skipper is not None:  # subtasks: the others still earn; the worker is replaced for the next test
+                skipper.ran(i, {"ok": False})
+                continue
             break
         except WorkerDied:
             emit(CRASH)
@@ -164,8 +176,12 @@ def _run_tests(emit, worker, req, timeout, run_test):
             record = {"i": i, "ok": False, "error": describe(ProgramValueError(worker.value_failure))}
         worker.end_strays()  # what the program left running computes for no later test (see .strays)
         emit(record)
+        if skipper is not None:
+            skipper.ran(i, record)
         if stop_on_failure and not record.get("ok"):
             break
+    if skipped:
+        emit({"skipped": skipped})
     return n
 
 
