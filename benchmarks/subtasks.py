@@ -5,8 +5,8 @@ runs, a timeout ending that test only, as with the early stop), on the local bac
 
 Programs: ``full`` (every test passes: nothing to skip), ``first subtask`` (right on the first subtask only, wrong
 from the first test of every other: a typical partial solution), ``wrong`` (wrong everywhere) and ``too slow for
-big n`` (right, but past the CPU time limit on every test after the first subtask: the other typical one). Each is scored
-``--runs`` times after a warm-up; the table gives the tests run, the completion's execution seconds (p50 over the
+big n`` (right, but past the CPU time limit on every test after the first subtask: the other typical one). Each is
+scored ``--runs`` times after a warm-up; the table gives the tests run, the completion's execution seconds (p50 over the
 runs) both ways, the ratio, and the reward (which must be the same both ways: the script stops if it is not).
 
     python benchmarks/subtasks.py [--groups 10] [--tests 10] [--runs 3] [--limit 0.25]

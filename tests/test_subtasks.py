@@ -188,3 +188,46 @@ def test_the_audit_vouches_for_subtask_packages_and_catches_a_group_a_constant_e
     sound, zeros = report.rows
     assert sound.verdict == "ok", sound.findings
     assert zeros.verdict == "trivial_paid" and any("constant" in f for f in zeros.findings), zeros.findings
+
+
+def _kattis_scoring(root):
+    """A Kattis ``type: scoring`` package laid out as problemtools' ``examples/oddecho`` is: ``data/`` ignores the
+    sample in its score, the sample scores 0, ``secret`` accepts if any subtask is accepted, and two subtasks of 50
+    points each (``grader_flags: min``, ``on_reject: break``)."""
+    files = {
+        "problem.yaml": "problem_format_version: 2023-07-draft\ntype: scoring\nname: Squares\n",
+        "data/testdata.yaml": "on_reject: continue\nrange: 0 100\ngrader_flags: ignore_sample\n",
+        "data/sample/testdata.yaml": "on_reject: continue\naccept_score: 0\ngrader_flags: first_error\n",
+        "data/sample/1.in": "0\n", "data/sample/1.ans": "sample\n",  # no program prints this: a failed sample
+        "data/secret/testdata.yaml": "on_reject: continue\ngrader_flags: first_error accept_if_any_accepted\n",
+        "data/secret/subtask1/testdata.yaml": "on_reject: break\naccept_score: 50\ngrader_flags: min\n",
+        "data/secret/subtask2/testdata.yaml": "on_reject: break\naccept_score: 50\ngrader_flags: min\n",
+    }
+    for i, n in enumerate((1, 2, 3), 1):
+        files[f"data/secret/subtask1/{i}.in"], files[f"data/secret/subtask1/{i}.ans"] = f"{n}\n", f"{n * n}\n"
+    for i, n in enumerate((30, 40, 50, 60), 1):
+        files[f"data/secret/subtask2/{i:02d}.in"], files[f"data/secret/subtask2/{i:02d}.ans"] = f"{n}\n", f"{n * n}\n"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_kattis_scoring_package_scores_as_problemtools_grades_it(subtask_scorer, tmp_path):
+    """problemtools' groups (a185fe9: ``verifyproblem.py`` ``TestCaseGroup``, ``judge/submission_judge.py``,
+    ``support/default_grader``); ``tree_outcome`` agreed with that code, run from a scratch copy, on 2,000 random
+    trees and verdicts (verdict, score and the tests judged)."""
+    _kattis_scoring(tmp_path / "squares")
+    (row,) = load_tasks(tmp_path / "squares")
+    assert [t["name"] for t in row["package_tests"]][:2] == ["sample/1", "secret/subtask1/1"]
+    tree = row["score_tree"]
+    assert tree["flags"] == ["ignore_sample"] and not tree["break"]
+    subtask1 = tree["items"][1]["items"][0]
+    assert subtask1 == {"items": [1, 2, 3], "flags": ["min"], "break": True, "accept": 50.0, "reject": 0.0}
+    not_two = "n = int(input())\nprint(0 if n == 2 else n * n)\n"
+    rewards = trl_rewards(subtask_scorer, row, [GOOD, SMALL_ONLY, not_two, "print(-1)"])
+    assert rewards == [1.0, 0.5, 0.5, 0.0]
+    task = Task.from_row(row)
+    good, small, two, wrong = subtask_scorer.score([task] * 4, [GOOD, SMALL_ONLY, not_two, "print(-1)"])
+    assert good.status == "passed" and good.tests_passed == 7  # the failed sample is ignored, as problemtools does
+    assert (small.subtask_points, small.tests_skipped) == ((0.0, 50.0), 3)  # subtask 2 stops at its first reject
+    assert two.tests_skipped == 1 and wrong.tests_skipped == 2 + 3

@@ -23,6 +23,11 @@ subtask it belongs to can earn nothing more from it: a ``min`` subtask with a te
 whose dependencies lost a test. A test that belongs to no subtask, or to one that can still earn, always runs, so the
 score is the one running every test would give (:func:`harness_groups` is what the harness is told; the host
 recomputes the score from the tests that ran, the skipped ones counting 0).
+
+**Kattis scoring packages** keep their test data groups as a tree (:func:`read_score_tree`), scored by problemtools'
+own rules (each group aggregated by its ``grader_flags``, ``on_reject: break`` judging no child after the first one
+not accepted: those tests are not run, as problemtools does not run them), see
+:func:`trl_sandbox.harness.groups.tree_outcome`.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any
 
 from .errors import TaskFormatError
 
-__all__ = ["POLICIES", "Subtask", "harness_groups", "read_subtasks", "subtask_points"]
+__all__ = ["POLICIES", "Subtask", "harness_groups", "read_score_tree", "read_subtasks", "subtask_points", "tree_score"]
 
 #: How a subtask's tests make its score (see the module docstring).
 POLICIES = ("min", "each")
@@ -172,3 +177,65 @@ def harness_groups(subtasks: Sequence[Subtask]) -> list[dict[str, Any]]:
     position = {s.name: i for i, s in enumerate(subtasks)}
     return [{"tests": list(s.tests), "min": s.policy == "min", "depends": [position[d] for d in s.depends]}
             for s in subtasks]
+
+
+# -- Kattis test data groups -------------------------------------------------------------------------------------
+
+
+def read_score_tree(value: Any, n_tests: int) -> dict[str, Any]:
+    """A row's ``score_tree``: a Kattis scoring package's test data groups as
+    :func:`trl_sandbox.formats.package_dirs.read_kattis` writes them (a node: ``{"items": [test index | node],
+    "flags": [grader flags], "break": bool, "accept": number, "reject": number}``), scored by
+    :func:`trl_sandbox.harness.groups.tree_outcome` (problemtools' rules), for a task of ``n_tests`` tests.
+
+    Raises:
+        TaskFormatError: not such a tree; a test index out of range or used twice; no test; a maximum score (every
+            test accepted) that is not above 0.
+    """
+    from .harness.groups import tree_outcome, tree_tests
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise TaskFormatError("task field 'score_tree' is not valid JSON") from None
+
+    def check(node: Any, depth: int) -> None:
+        if not isinstance(node, Mapping) or not isinstance(node.get("items"), list) or depth > 50:
+            raise TaskFormatError("task field 'score_tree': a group must be {items: [...], flags, break, accept, "
+                                  "reject}")
+        for key in ("accept", "reject"):
+            _number_or_negative(node.get(key, 0.0), f"score_tree: {key}")
+        if not isinstance(node.get("flags", []), list):
+            raise TaskFormatError("task field 'score_tree': flags must be a list of grader flags")
+        for item in node["items"]:
+            if isinstance(item, Mapping):
+                check(item, depth + 1)
+            elif isinstance(item, bool) or not isinstance(item, int) or not 0 <= item < n_tests:
+                raise TaskFormatError(f"task field 'score_tree': {item!r} is not a test of the task")
+
+    check(value, 0)
+    indices = tree_tests(value)
+    if not indices or len(set(indices)) != len(indices):
+        raise TaskFormatError("task field 'score_tree' must name each of its tests once, and at least one")
+    best = tree_outcome(value, {i: True for i in indices})[1]
+    if not best > 0:
+        raise TaskFormatError(f"task field 'score_tree': every test accepted scores {best:g}: nothing to earn")
+    return dict(value)
+
+
+def _number_or_negative(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TaskFormatError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def tree_score(tree: Mapping[str, Any], passed: Mapping[int, bool]) -> tuple[float, tuple[float, ...]]:
+    """The fraction of the best score (every test accepted) that ``passed`` (test index -> accepted) earns, clipped
+    to [0, 1], and the score of each group directly under the root (``data/``: sample, secret...)."""
+    from .harness.groups import tree_outcome, tree_tests
+
+    best = tree_outcome(tree, {i: True for i in tree_tests(tree)})[1]
+    score = tree_outcome(tree, passed)[1]
+    parts = tuple(tree_outcome(item, passed)[1] for item in tree.get("items") or () if isinstance(item, Mapping))
+    return min(1.0, max(0.0, score / best)), parts

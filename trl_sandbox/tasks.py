@@ -43,7 +43,7 @@ from .harness.cputime import WALL_FACTOR
 from .harness.groups import test_score
 from .languages import LANGUAGES, build_spec, row_language, solutions_language
 from .loading import lost_fields
-from .subtasks import Subtask, harness_groups, read_subtasks, subtask_points
+from .subtasks import Subtask, harness_groups, read_score_tree, read_subtasks, subtask_points, tree_score
 
 logger = logging.getLogger(__name__)
 
@@ -204,6 +204,8 @@ class Task:
             :meth:`judge_spec` then run on what it wrote to ``tout`` when the row gives one; else None.
         subtasks: ``stdio`` tasks scored by groups of tests with points (the row's ``subtasks``, or its package's
             groups; see :mod:`trl_sandbox.subtasks`), else ``()``.
+        score_tree: A Kattis scoring package's test data groups (see :func:`trl_sandbox.subtasks.read_score_tree`),
+            else None.
     """
 
     task_id: str
@@ -233,6 +235,7 @@ class Task:
     solutions_language: str | None = None
     interactor: dict[str, Any] | None = None
     subtasks: tuple[Subtask, ...] = ()
+    score_tree: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -263,6 +266,10 @@ class Task:
         fields = read_row(row, task_format)
         if "interactor" in row and not fields.get("interactor"):
             fields["interactor"] = parse_interactor(row["interactor"])
+        if row.get("score_tree") is not None:
+            if fields.get("format") != "stdio":
+                raise TaskFormatError("task field 'score_tree': only stdin/stdout tasks are scored by test groups")
+            fields["score_tree"] = read_score_tree(row["score_tree"], len(fields.get("tests") or ()))
         if row.get("subtasks") is not None and not fields.get("subtasks"):
             if fields.get("format") != "stdio":
                 raise TaskFormatError("task field 'subtasks': only stdin/stdout tasks are scored by subtasks")
@@ -422,7 +429,7 @@ class Task:
                 compiled checker's or interactor's binary in place of its source, see
                 :mod:`trl_sandbox.judge_programs`); default: :meth:`judge_spec` and :attr:`interactor` as they are.
         """
-        if self.subtasks:  # the full score may not need every test: the harness skips what cannot change it
+        if self.subtasks or self.score_tree:  # the full score may not need every test; the harness skips by groups
             stop_on_failure = False
         if LANGUAGES[language].native:
             if self.format != "stdio":
@@ -467,6 +474,8 @@ class Task:
             fields["interactor"] = self.interactor
         if self.subtasks:
             fields["groups"] = harness_groups(self.subtasks)
+        if self.score_tree:
+            fields["score_tree"] = self.score_tree
         fields.update(judge or {})
         return fields
 
@@ -537,7 +546,7 @@ class Task:
         """
         seen: dict[int, dict] = {}
         verdict = self._judge_records(stdout, exit_code, timed_out, stderr, key, seen)
-        return self._subtask_verdict(verdict, seen) if self.subtasks else verdict
+        return self._subtask_verdict(verdict, seen) if self.subtasks or self.score_tree else verdict
 
     def _subtask_verdict(self, verdict: Verdict, seen: Mapping[int, dict]) -> Verdict:
         """``verdict`` with the subtasks' score (see :mod:`trl_sandbox.subtasks`), from the records of the tests that
@@ -545,10 +554,13 @@ class Task:
         points earned make a failure of a timeout or a crash on a later test (their credit is kept); nothing earned
         leaves the verdict's status as it is (``error``, ``timeout``...)."""
         if verdict.status not in ("passed", "failed", "timeout", "error") or not any(i >= 0 for i in seen):
-            return dataclasses.replace(verdict, score=0.0, subtask_points=(0.0,) * len(self.subtasks))
-        scores = [test_score(seen[i]) if i in seen else 0.0 for i in range(len(self.tests))]
-        earned = subtask_points(self.subtasks, scores)
-        fraction = min(1.0, sum(earned) / sum(s.points for s in self.subtasks))
+            return dataclasses.replace(verdict, score=0.0)
+        if self.score_tree:  # Kattis: problemtools' groups (a test with no record is not accepted)
+            fraction, earned = tree_score(self.score_tree, {i: seen[i].get("ok") is True for i in seen if i >= 0})
+        else:
+            scores = [test_score(seen[i]) if i in seen else 0.0 for i in range(len(self.tests))]
+            earned = subtask_points(self.subtasks, scores)
+            fraction = min(1.0, sum(earned) / sum(s.points for s in self.subtasks))
         status = verdict.status
         if fraction >= 1.0 - 1e-9:
             status, fraction = "passed", 1.0

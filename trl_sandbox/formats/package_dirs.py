@@ -5,8 +5,9 @@ problems and InteractBench's unpacked problems. :func:`read_problem_dirs` is wha
 github ``Kattis/problemtools`` ``problemtools/verifyproblem.py``): ``problem.yaml`` (``validation: default | custom
 | custom interactive | custom score``, ``validator_flags``, ``limits: {memory (MB), time_multiplier,
 time_safety_margin, time_limit}``), ``output_validators/<name>/`` (or ``output_validator/``, the 2023-07 version,
-or ``output_validator/<name>/``) with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret`` with ``*.in`` and ``*.ans``, in
-nested groups, ``submissions/<verdict>/``. A custom validator runs as ``validator input judge_answer feedback_dir
+or ``output_validator/<name>/``) with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret``
+with ``*.in`` and ``*.ans``, in nested groups, ``submissions/<verdict>/``; a ``type: scoring`` problem's test data
+groups (``testdata.yaml``) as its row's ``score_tree`` (see :func:`_kattis_groups`). A custom validator runs as ``validator input judge_answer feedback_dir
 [validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention; ``custom interactive`` makes it the
 interactor. The default validator compares tokens, case-insensitively unless ``case_sensitive``, numbers within
 ``float_tolerance`` / ``float_relative_tolerance`` / ``float_absolute_tolerance`` when given. Time: problemtools
@@ -137,6 +138,60 @@ def _kattis_tests(root: Path) -> list[dict[str, str]]:
     return tests
 
 
+#: problemtools' ``config/testdata.yaml``: a group's settings where neither it nor a group above it sets them.
+_TESTDATA_DEFAULTS = {"on_reject": "break", "grader_flags": "", "accept_score": 1.0, "reject_score": 0.0,
+                      "grading": "default"}
+
+
+def _kattis_groups(root: Path, grading: dict[str, Any]) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """A scoring package's tests and test data groups, as problemtools judges them (``verifyproblem.py``
+    ``TestCaseGroup``, ``judge/submission_judge.py``, ``support/default_grader``; problemtools a185fe9): ``data/`` is
+    the root group, each directory below it a group, its items the subdirectories and the ``.ans`` files with their
+    ``.in``, in sorted name order; each group's ``testdata.yaml`` keys, missing ones inherited from the group above
+    (``problem.yaml``'s legacy ``grading`` ``accept_score``, ``reject_score``, ``on_reject: first_error | grade``
+    over them), else problemtools' defaults. Returns the tests in that (depth-first) order and the tree
+    ``{"items", "flags", "break", "accept", "reject"}`` (see ``trl_sandbox.harness.groups``).
+
+    Raises:
+        TaskFormatError: a custom grader (``grading: custom``), a score that is not a number, no test.
+    """
+    tests: list[dict[str, str]] = []
+
+    def group(directory: Path, inherited: dict[str, Any]) -> dict[str, Any]:
+        config = dict(inherited)
+        if (directory / "testdata.yaml").is_file():
+            config.update(_yaml(directory / "testdata.yaml"))
+        for key in ("accept_score", "reject_score"):
+            if grading.get(key) is not None:
+                config[key] = grading[key]
+        if grading.get("on_reject") in ("first_error", "grade"):
+            config["on_reject"] = "break" if grading["on_reject"] == "first_error" else "continue"
+        merged = {**_TESTDATA_DEFAULTS, **config}
+        where = directory.relative_to(root).as_posix()
+        if merged.get("grading") == "custom":
+            raise TaskFormatError(f"{root}: {where} uses a custom grader (grading: custom): not supported")
+        try:
+            accept, reject = float(merged["accept_score"]), float(merged["reject_score"])
+        except (TypeError, ValueError):
+            raise TaskFormatError(f"{root}: {where}/testdata.yaml: accept_score and reject_score must be "
+                                  "numbers") from None
+        items: list[Any] = []
+        for path in sorted(directory.iterdir(), key=lambda p: p.name):
+            if path.is_dir():
+                items.append(group(path, config))
+            elif path.suffix == ".ans" and path.with_suffix(".in").is_file():
+                items.append(len(tests))
+                tests.append({"name": path.relative_to(root / "data").with_suffix("").as_posix(),
+                              "input": _text(path.with_suffix(".in")), "answer": _text(path)})
+        return {"items": items, "flags": str(merged.get("grader_flags") or "").split(),
+                "break": merged.get("on_reject") != "continue", "accept": accept, "reject": reject}
+
+    tree = group(root / "data", {})
+    if not tests:
+        raise TaskFormatError(f"{root}: no test data (data/**/NAME.in with NAME.ans)")
+    return tests, tree
+
+
 def _default_validator(flags: list[str]) -> dict[str, Any]:
     """Kattis' default output validator with ``validator_flags`` as a stdout judge: tokens, case-insensitive unless
     ``case_sensitive``, numbers within the float tolerances given."""
@@ -200,13 +255,17 @@ def read_kattis(root: Path) -> dict[str, Any]:
         flags = flags.split()
     flags = [str(f) for f in flags]
     limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
-    if "score" in validation or "scoring" in kind.split():
-        # problemtools aggregates score.txt by test groups (sum, min...) against the group's maximum: not read here,
-        # and paying each test's score.txt as a fraction of 1 would pay any score as full marks.
-        raise TaskFormatError(f"{root}: a Kattis scoring problem (validation {' '.join(validation)!r}, type "
-                              f"{kind!r}): its group scores are not supported; use a pass-fail problem")
+    if "score" in validation:
+        # each test's score.txt, aggregated by the groups against their maximum: not read yet (paying a test's
+        # score.txt as a fraction of 1 would pay any score as full marks)
+        raise TaskFormatError(f"{root}: a Kattis problem whose output validator gives each test a score "
+                              f"(validation {' '.join(validation)!r}): not supported yet; test groups with "
+                              "accept_score are")
     row: dict[str, Any] = {"task_format": "kattis_package", "task_id": root.name,
                            "package_tests": _kattis_tests(root), "interactor": None, "time_limit_factor": 1.0}
+    if "scoring" in kind.split() or "score" in validation:
+        tests, tree = _kattis_groups(root, config.get("grading") if isinstance(config.get("grading"), dict) else {})
+        row.update(package_tests=tests, score_tree=tree)
     if validation[0] == "custom" or interactive or (root / "output_validator").is_dir():
         folder = _validator_folder(root)
         if folder is None:

@@ -47,7 +47,7 @@ from .base import (
     short_repr,
 )
 from .checkers import run_checker
-from .groups import TestSkipper
+from .groups import TestSkipper, TreeSkipper
 from .interaction import run_interaction
 from .compare import apps_key_fix, normalize_stdout, same_call_output, same_output, same_value
 from .remote import Remote
@@ -148,6 +148,8 @@ def _run_tests(emit, worker, req, timeout, run_test):
     stop_on_failure = req.get("stop_on_failure") is True
     groups = req.get("groups")
     skipper = TestSkipper(groups, len(req["tests"])) if _type(groups) is list and groups else None
+    if _type(req.get("score_tree")) is dict:  # a Kattis scoring package's groups (see .groups.TreeSkipper)
+        skipper = TreeSkipper(req["score_tree"])
     skipped = []
     for i, test in enumerate(req["tests"]):
         if skipper is not None and not skipper.needed(i):
