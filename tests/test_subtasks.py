@@ -190,7 +190,7 @@ def test_the_audit_vouches_for_subtask_packages_and_catches_a_group_a_constant_e
     assert zeros.verdict == "trivial_paid" and any("constant" in f for f in zeros.findings), zeros.findings
 
 
-def _kattis_scoring(root):
+def _kattis_scoring(root, interactive=False):
     """A Kattis ``type: scoring`` package laid out as problemtools' ``examples/oddecho`` is: ``data/`` ignores the
     sample in its score, the sample scores 0, ``secret`` accepts if any subtask is accepted, and two subtasks of 50
     points each (``grader_flags: min``, ``on_reject: break``)."""
@@ -207,6 +207,9 @@ def _kattis_scoring(root):
         files[f"data/secret/subtask1/{i}.in"], files[f"data/secret/subtask1/{i}.ans"] = f"{n}\n", f"{n * n}\n"
     for i, n in enumerate((30, 40, 50, 60), 1):
         files[f"data/secret/subtask2/{i:02d}.in"], files[f"data/secret/subtask2/{i:02d}.ans"] = f"{n}\n", f"{n * n}\n"
+    if interactive:  # the 2023-07 format's type, and the interactor as its output validator
+        files["problem.yaml"] = files["problem.yaml"].replace("type: scoring", "type: scoring interactive")
+        files["output_validator/interact.py"] = INTERACTOR
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
@@ -231,3 +234,12 @@ def test_a_kattis_scoring_package_scores_as_problemtools_grades_it(subtask_score
     assert good.status == "passed" and good.tests_passed == 7  # the failed sample is ignored, as problemtools does
     assert (small.subtask_points, small.tests_skipped) == ((0.0, 50.0), 3)  # subtask 2 stops at its first reject
     assert two.tests_skipped == 1 and wrong.tests_skipped == 2 + 3
+
+
+def test_an_interactive_kattis_scoring_package(subtask_scorer, tmp_path):
+    _kattis_scoring(tmp_path / "squares", interactive=True)
+    (row,) = load_tasks(tmp_path / "squares")
+    assert row["interactor"]["convention"] == "kattis" and row["score_tree"]
+    flushed = [GOOD.replace("print(n * n)", "print(n * n, flush=True)"),
+               SMALL_ONLY.replace("print(n * n if n < 10 else 0)", "print(n * n if n < 10 else 0, flush=True)")]
+    assert trl_rewards(subtask_scorer, row, flushed) == [1.0, 0.5]
