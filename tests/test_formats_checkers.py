@@ -271,3 +271,21 @@ def test_new_formats_take_no_other_rows():
     assert detect_format({"public_tests": {"input": ["1"], "output": ["1"]}, "name": "x"}) == "code_contests"
     assert detect_format({"official_tests": [{"input": "1", "output": "1"}]}) == "codeforces"
     assert detect_format({"inputs": ["1"], "outputs": ["1"]}) == "stdio"
+
+
+def test_kattis_packages_whose_submissions_would_be_judged_wrongly_here_are_refused_with_why(tmp_path):
+    """Issue 48, item 5: ``include/<language>/`` files and a group's own ``output_validator_flags`` were ignored
+    (every submission of such a problem failed, or was judged with the problem's flags); they are refused."""
+    _kattis(tmp_path / "included")
+    (tmp_path / "included" / "include" / "cpp").mkdir(parents=True)
+    (tmp_path / "included" / "include" / "cpp" / "grader.cpp").write_text("int main() {}\n")
+    with pytest.raises(TaskFormatError, match="include/ files .* not supported yet"):
+        load_tasks(tmp_path / "included")
+    _kattis(tmp_path / "flagged", flags="float_tolerance 1e-6")
+    (tmp_path / "flagged" / "data" / "secret" / "group1" / "testdata.yaml").write_text(
+        "output_validator_flags: float_tolerance 1e-3\n")
+    with pytest.raises(TaskFormatError, match="group1/testdata.yaml sets output_validator_flags 'float_tolerance 1e-3'"):
+        load_tasks(tmp_path / "flagged")
+    (tmp_path / "flagged" / "data" / "secret" / "group1" / "testdata.yaml").write_text(
+        "output_validator_flags: float_tolerance 1e-6\n")  # the problem's own: judged as it is
+    assert load_tasks(tmp_path / "flagged")[0]["task_id"] == "flagged"

@@ -239,6 +239,27 @@ def _domjudge_ini(path: Path) -> dict[str, str]:
     return values
 
 
+def _refuse_unsupported(root: Path, flags: list[str]) -> None:
+    """Refuse what a Kattis package may hold that would be judged wrongly here: ``include/<language>/`` files (compiled
+    or run with every submission: without them each would fail) and a group's own ``output_validator_flags`` (its
+    tests judged with other flags than the problem's).
+
+    Raises:
+        TaskFormatError: naming what and where.
+    """
+    include = root / "include"
+    if include.is_dir() and any(p.is_file() for p in include.rglob("*")):
+        raise TaskFormatError(f"{root}: include/ files (added to every submission of their language) are not "
+                              "supported yet")
+    data = root / "data"
+    for path in sorted(data.rglob("testdata.yaml")) if data.is_dir() else []:
+        own = _yaml(path).get("output_validator_flags")
+        own = own.split() if isinstance(own, str) else [str(f) for f in own or []]
+        if own and own != flags:
+            raise TaskFormatError(f"{root}: {path.relative_to(root)} sets output_validator_flags {' '.join(own)!r} "
+                                  "for its group: per-group validator flags are not supported yet")
+
+
 def read_kattis(root: Path) -> dict[str, Any]:
     """A Kattis problem package directory as a ``kattis_package`` row (see :mod:`.packages`).
 
@@ -255,6 +276,7 @@ def read_kattis(root: Path) -> dict[str, Any]:
         flags = flags.split()
     flags = [str(f) for f in flags]
     limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
+    _refuse_unsupported(root, flags)
     if "score" in validation:
         # each test's score.txt, aggregated by the groups against their maximum: not read yet (paying a test's
         # score.txt as a fraction of 1 would pay any score as full marks)
