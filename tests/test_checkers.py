@@ -275,6 +275,10 @@ def test_kattis_output_validators_in_c_and_python(judge_scorer):
                           "points_max": 8}}
     got = results(judge_scorer, scored, ["print(8)", "print(2)", "print('x')"])
     assert [g[:2] for g in got] == [("passed", 1.0), ("failed", 0.25), ("failed", 0.0)]
+    # no maximum stated: problemtools calls a score.txt a judge error (no custom scoring): never the program's verdict
+    unstated = {**scored, "compare": {k: v for k, v in scored["compare"].items() if k != "points_max"}}
+    got = results(judge_scorer, unstated, ["print(8)"])
+    assert got[0][:2] == ("invalid_task", None) and "score.txt" in got[0][3]
 
 
 def test_an_interactive_problem_with_a_testlib_interactor_and_a_checker_on_tout(judge_scorer):

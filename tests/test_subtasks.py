@@ -6,6 +6,8 @@ problem included."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from tests._official import trl_rewards
@@ -34,6 +36,53 @@ def test_a_subtask_earns_its_points_times_its_lowest_test_score():
     assert subtask_points(subtasks, [1, 0.9, 1, 1, 1, 1]) == (18, 27, 0)  # a dependency must pass every test
     each = read_subtasks([{"policy": "each", "tests": [0, 2], "test_points": [3, 7]}], 3)
     assert each[0].points == 10 and subtask_points(each, [1, 1, 0]) == (3,)
+
+
+def test_the_early_stop_never_changes_the_score():
+    """Random subtasks (shared tests, both policies, dependencies, chains of them) and random test scores: what the
+    harness's skipper leaves unrun (counted 0) never changes the points running every test gives. A chain C -> B -> A
+    is the case a skipper that dropped B's tests once A lost one got wrong (Polygon's dependencies are not
+    transitive: C needs B's tests even when B earns nothing)."""
+    import random
+
+    from trl_sandbox.harness.groups import TestSkipper
+    from trl_sandbox.subtasks import harness_groups
+
+    rng = random.Random(48)
+    chain = [{"name": "a", "policy": "each", "tests": [0], "test_points": [5]},
+             {"name": "b", "points": 20, "tests": [1], "depends": ["a"]},
+             {"name": "c", "points": 65, "tests": [2], "depends": ["b"]}]
+    cases = [(chain, 3, [0.0, 1.0, 1.0])]
+    for _ in range(3000):
+        n = rng.randint(1, 7)
+        value = []
+        for k in range(rng.randint(1, 4)):
+            tests = rng.sample(range(n), rng.randint(1, n))
+            item = {"name": str(k), "tests": tests, "depends": [str(d) for d in range(k) if rng.random() < 0.4]}
+            if rng.random() < 0.3:
+                item.update(policy="each", test_points=[rng.randint(0, 5) for _ in tests])
+            else:
+                item["points"] = rng.randint(0, 30)
+            value.append(item)
+        scores = [rng.choice([0.0, 1.0, 1.0, 0.5]) for _ in range(n)]
+        cases.append((value, n, scores))
+    checked = 0
+    for value, n, scores in cases:
+        try:
+            subtasks = read_subtasks(value, n)
+        except TaskFormatError:  # no points in all
+            continue
+        skipper = TestSkipper(harness_groups(subtasks), n)
+        seen = []
+        for i in range(n):
+            if skipper.needed(i):
+                skipper.ran(i, {"ok": True} if scores[i] >= 1 else {"ok": False, "score": scores[i]})
+                seen.append(scores[i])
+            else:
+                seen.append(0.0)
+        assert subtask_points(subtasks, seen) == subtask_points(subtasks, scores), (value, scores)
+        checked += 1
+    assert checked > 2000
 
 
 @pytest.mark.parametrize("value, message", [
@@ -115,6 +164,24 @@ def test_an_interactive_problem_with_subtasks(subtask_scorer):
         1.0, 0.4]
 
 
+def test_a_compiled_program_past_the_time_limit_leaves_the_later_groups_earning(subtask_scorer):
+    """An interactive test past its time limit ends the worker of a compiled program: the next test runs in a fresh
+    one, the program compiled again (the group that lost the test earns nothing, the later one its points)."""
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    row = {"task_id": "squares-interactive-cpp", "inputs": ["2\n", "3\n", "40\n"], "outputs": ["", "", ""],
+           "language": "cpp", "interactor": {"interactor": INTERACTOR, "language": "python", "convention": "kattis"},
+           "subtasks": [{"name": "small", "points": 40, "tests": [0, 1]}, {"name": "big", "points": 60, "tests": [2]}]}
+    hangs_on_three = ("#include <cstdio>\nint main() {\n  long long n;\n  if (scanf(\"%lld\", &n) != 1) return 1;\n"
+                      "  volatile long long x = 0;\n  while (n == 3) x++;\n  printf(\"%lld\\n\", n * n);\n"
+                      "  fflush(stdout);\n}\n")
+    waits_on_three = hangs_on_three.replace("volatile long long x = 0;\n  while (n == 3) x++;",
+                                            "if (n == 3) scanf(\"%lld\", &n);")  # the wall-clock limit
+    results = subtask_scorer.score([Task.from_row(row)] * 2, [hangs_on_three, waits_on_three])
+    for result in results:
+        assert (result.subtask_points, result.tests_passed) == ((0.0, 60.0), 2), result
+
+
 def _polygon(root, tests, groups, solution=None):
     """A Polygon package of ``tests`` (``(input, answer, group, points)``), ``groups`` (``<group>`` elements) and its
     main ``solution`` (Python), if any."""
@@ -165,6 +232,13 @@ def test_polygon_groups_are_read_and_scored_as_polygon_scores_them(subtask_score
     not_three = "n = int(input())\nprint(0 if n == 3 else n * n)\n"
     # GOOD: 100; SMALL_ONLY: group 1 (20) and the sample; not_forty: 20 + 15 + 40; not_three: group 2 depends on 1
     assert trl_rewards(subtask_scorer, row, [GOOD, SMALL_ONLY, not_forty, not_three]) == [1.0, 0.2, 0.75, 0.4]
+
+
+def test_polygon_tests_with_points_outside_every_group_earn_them_each(tmp_path):
+    tests = [("1\n", "1\n", "1", "0"), ("2\n", "4\n", "1", "0"), ("3\n", "9\n", "", "10")]
+    _polygon(tmp_path / "loose", tests, '<group name="1" points="40"/>')
+    (row,) = load_tasks(tmp_path / "loose")
+    assert row["subtasks"][-1] == {"name": "tests", "policy": "each", "tests": [2], "test_points": [10.0], "depends": []}
 
 
 def test_a_polygon_package_without_points_stays_pass_fail(tmp_path):
@@ -234,6 +308,27 @@ def test_a_kattis_scoring_package_scores_as_problemtools_grades_it(subtask_score
     assert good.status == "passed" and good.tests_passed == 7  # the failed sample is ignored, as problemtools does
     assert (small.subtask_points, small.tests_skipped) == ((0.0, 50.0), 3)  # subtask 2 stops at its first reject
     assert two.tests_skipped == 1 and wrong.tests_skipped == 2 + 3
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"data/secret/subtask1/testdata.yaml": "output_validator_flags: 5\n"}, "flags must be a string or a list"),
+    ({"data/secret/subtask1/testdata.yaml": "grading:\n  score: 50\n  aggregation: min\n"}, "2023-07"),
+])
+def test_what_a_kattis_scoring_package_would_be_judged_wrongly_by_is_refused(tmp_path, change, message):
+    _kattis_scoring(tmp_path / "squares")
+    for name, text in change.items():
+        (tmp_path / "squares" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "squares" / name).write_text(text)
+    with pytest.raises(TaskFormatError, match=message):
+        load_tasks(tmp_path / "squares")
+
+
+def test_grader_flags_as_a_yaml_list_are_read(tmp_path):
+    _kattis_scoring(tmp_path / "squares")
+    (tmp_path / "squares" / "data/secret/subtask1/testdata.yaml").write_text(
+        "on_reject: break\naccept_score: 50\ngrader_flags: [min]\n")
+    (row,) = load_tasks(tmp_path / "squares")
+    assert row["score_tree"]["items"][1]["items"][0]["flags"] == ["min"]
 
 
 def test_an_interactive_kattis_scoring_package(subtask_scorer, tmp_path):

@@ -297,6 +297,10 @@ ROLE_LABEL = "trl-sandbox-role"
 PREPARATION_FAILED = "trl-sandbox: the repository task's inputs could not be prepared"
 
 
+#: Seconds a repository task's sandbox is kept by its service past the task's deadline (uploads, deletion).
+LIFETIME_GRACE_S = 120.0
+
+
 def image_command(argv: Sequence[str], inputs: Sequence[str], *, directory: str, workdir: str,
                   env: Mapping[str, str]) -> str:
     """The bash script a remote backend runs for :meth:`~trl_sandbox.backends.base.Backend.exec_in_image`: it opens
@@ -307,11 +311,11 @@ def image_command(argv: Sequence[str], inputs: Sequence[str], *, directory: str,
     lines = []
     if inputs:
         opens = " ".join(f"{3 + i}<{shlex.quote(path)}" for i, path in enumerate(inputs))
-        lines.append(f"exec {opens} || {fail}")
+        lines.append(f"{{ exec {opens}; }} 2>/dev/null || {fail}")  # the marker first: no shell error before it
     quoted = shlex.quote(directory)
     lines.append(f"rm -rf {quoted} 2>/dev/null; [ ! -e {quoted} ] || {fail}")
     if workdir:
-        lines.append(f"cd {shlex.quote(workdir)} || {fail}")
+        lines.append(f"cd {shlex.quote(workdir)} 2>/dev/null || {fail}")
     lines.extend(f"export {name}={shlex.quote(value)}" for name, value in env.items())
     lines.append(f"exec {shlex.join(list(argv))}")
     return "\n".join(lines)
@@ -319,7 +323,8 @@ def image_command(argv: Sequence[str], inputs: Sequence[str], *, directory: str,
 
 class RemoteImages:
     """Repository tasks on a remote backend (a mixin of :class:`~trl_sandbox.backends.base.Backend` subclasses that
-    implement ``_create_from_image(labels, image) -> Sandbox``: the service makes a sandbox from the image by the
+    implement ``_create_from_image(labels, image, lifetime_s) -> Sandbox``: the service makes a sandbox from the
+    image by the
     SDK's own parameter, its commands run as root). Each execution gets a sandbox of its own, made from the task's
     image and deleted after it, as SWE-bench's harness makes one container per instance; the pool's sandbox it was
     leased with only bounds how many run at once. What runs in it is the same runner script as on the local
@@ -351,7 +356,9 @@ class RemoteImages:
             InfrastructureError: the sandbox could not be made, the inputs not prepared, or the command not run.
         """
         ref = image if isinstance(image, ImageRef) else ImageRef(str(image))
-        box = await self._create_from_image({**sandbox.labels, ROLE_LABEL: "repository-task"}, ref.name)
+        # its service-side backstop (lifetime, idle or auto-stop timeout) outlasts the task's own deadline
+        box = await self._create_from_image({**sandbox.labels, ROLE_LABEL: "repository-task"}, ref.name,
+                                            timeout_s + LIFETIME_GRACE_S)
         try:
             names = [f"{INPUTS_DIR}/{i}" for i in range(len(inputs))]
             if names:
@@ -361,12 +368,18 @@ class RemoteImages:
                                     env=env or {})
             result = await self.exec(box, ["/bin/bash", "-c", command], timeout_s=timeout_s)
         finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(getattr(self, "request_timeout_s", 60.0)):
-                try:
-                    await self.delete(box)
-                except InfrastructureError as exc:
-                    logger.warning("trl-sandbox: the sandbox %s of a repository task was not deleted (%s); the "
-                                   "pool deletes it by its labels when it closes", box.id, exc)
+            problem = None
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(getattr(self, "request_timeout_s", 60.0)) as scope:
+                    try:
+                        await self.delete(box)
+                    except InfrastructureError as exc:
+                        problem = str(exc)
+                if scope.cancelled_caught:
+                    problem = "the deletion ran out of time"
+            if problem is not None:
+                logger.warning("trl-sandbox: the sandbox %s of a repository task was not deleted (%s); the pool "
+                               "deletes it by its labels when it closes", box.id, problem)
         if result.exit_code == 125 and result.stdout.startswith(PREPARATION_FAILED.encode()):
             raise InfrastructureError(f"{self.name}: {PREPARATION_FAILED} in sandbox {box.id}")
         return result

@@ -226,14 +226,15 @@ class DaytonaBackend(RemoteImages, Backend):
 
     # -- sandboxes ---------------------------------------------------------------------------------------------------
 
-    def _params(self, labels: Mapping[str, str], image: str | None = None) -> Any:
+    def _params(self, labels: Mapping[str, str], image: str | None = None, lifetime_s: float = 0.0) -> Any:
         common: dict[str, Any] = {
             "language": "python",
             "labels": {str(k): str(v) for k, v in labels.items()},
             "env_vars": dict(self.env_vars),
             "network_block_all": self.network_block_all,
             "network_allow_list": self.network_allow_list,
-            "auto_stop_interval": self.auto_stop_interval_min,
+            "auto_stop_interval": max(self.auto_stop_interval_min, int(math.ceil(lifetime_s / 60)))
+            if self.auto_stop_interval_min else 0,
             "auto_delete_interval": self.auto_delete_interval_min,
         }
         if image is not None:  # a repository task's sandbox: its image, as root (SWE-bench's harness runs as root)
@@ -263,23 +264,24 @@ class DaytonaBackend(RemoteImages, Backend):
         """
         return await self._create(labels)
 
-    async def _create_from_image(self, labels: Mapping[str, str], image: str) -> Sandbox:
+    async def _create_from_image(self, labels: Mapping[str, str], image: str, lifetime_s: float) -> Sandbox:
         """A repository task's sandbox (see :class:`~trl_sandbox.backends._remote.RemoteImages`): Daytona builds it
         from ``image`` (``CreateSandboxFromImageParams(image=...)``: the SDK sends a one-line ``FROM image``
         build, cached by Daytona as a snapshot), runs its commands as ``root``, with this backend's resources,
-        network policy and backstop.
+        network policy and backstop, its auto-stop (where on) at least ``lifetime_s`` seconds.
 
         Raises:
             InfrastructureError: as :meth:`create`.
         """
-        return await self._create(labels, image)
+        return await self._create(labels, image, lifetime_s)
 
-    async def _create(self, labels: Mapping[str, str], image: str | None = None) -> Sandbox:
+    async def _create(self, labels: Mapping[str, str], image: str | None = None, lifetime_s: float = 0.0) -> Sandbox:
         await self._pacer.wait()
 
         async def attempt() -> Any:
             try:
-                return await self.client.create(self._params(labels, image), timeout=self.create_timeout_s)
+                return await self.client.create(self._params(labels, image, lifetime_s),
+                                                timeout=self.create_timeout_s)
             except self.sdk.DaytonaTimeoutError as exc:
                 if getattr(exc, "sandbox_id", None):
                     await self._delete_id(exc.sandbox_id)

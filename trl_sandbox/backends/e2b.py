@@ -213,10 +213,10 @@ class E2BBackend(RemoteImages, Backend):
         """
         return await self._create(labels, self.template)
 
-    async def _create_from_image(self, labels: Mapping[str, str], image: str) -> Sandbox:
+    async def _create_from_image(self, labels: Mapping[str, str], image: str, lifetime_s: float) -> Sandbox:
         """A repository task's sandbox (see :class:`~trl_sandbox.backends._remote.RemoteImages`): made from the
         template ``templates`` maps ``image`` to (``AsyncSandbox.create(template=...)``), its commands run as
-        ``root``.
+        ``root``, its lifetime (``timeout``) at least ``lifetime_s`` seconds.
 
         Raises:
             ConfigurationError: ``templates`` names no template for ``image``.
@@ -228,15 +228,16 @@ class E2BBackend(RemoteImages, Backend):
                 f"e2b: no template for the image {image!r}: E2B makes sandboxes from templates only; build one from "
                 f"it (a Dockerfile 'FROM {image}', e2b template build) and map it with the e2b option "
                 f"templates={{{image!r}: TEMPLATE}}")
-        return await self._create(labels, template, user="root")
+        return await self._create(labels, template, user="root", lifetime_s=lifetime_s)
 
-    async def _create(self, labels: Mapping[str, str], template: str | None, user: str | None = None) -> Sandbox:
+    async def _create(self, labels: Mapping[str, str], template: str | None, user: str | None = None,
+                      lifetime_s: float = 0.0) -> Sandbox:
         await self._pacer.wait()
         metadata = {str(k): str(v) for k, v in labels.items()}
 
         async def attempt() -> Any:
             return await self.sdk.AsyncSandbox.create(
-                template=template, timeout=self.timeout_s, metadata=metadata, envs=dict(self.env_vars),
+                template=template, timeout=max(self.timeout_s, int(math.ceil(lifetime_s))), metadata=metadata, envs=dict(self.env_vars),
                 allow_internet_access=self.allow_internet_access, **{**self._opts(),
                                                                      "request_timeout": self.create_timeout_s})
 

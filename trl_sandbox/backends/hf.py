@@ -255,11 +255,12 @@ class HFBackend(RemoteImages, Backend):
             return await self._create_pooled(labels)
         return await self._create_dedicated(labels, self.image)
 
-    async def _create_from_image(self, labels: Mapping[str, str], image: str) -> Sandbox:
+    async def _create_from_image(self, labels: Mapping[str, str], image: str, lifetime_s: float) -> Sandbox:
         """A repository task's sandbox (see :class:`~trl_sandbox.backends._remote.RemoteImages`): a job of its own
         running ``image`` (``Sandbox.create(image, ...)``, the job's ``dockerImage``), in either ``mode``, with this
-        backend's flavor, environment and idle timeout; its commands run as the image's user (root in the SWE-bench,
-        SWE-smith and R2E-Gym images).
+        backend's flavor and environment, an idle timeout of at least ``lifetime_s`` seconds (a foreground command
+        is no activity to the service); its commands run as the image's user (root in the SWE-bench, SWE-smith and
+        R2E-Gym images).
 
         Raises:
             ConfigurationError: the token is refused.
@@ -268,15 +269,17 @@ class HFBackend(RemoteImages, Backend):
         labels = {str(k): str(v) for k, v in labels.items()}
         await self._ensure_namespace()
         await self._pacer.wait()
-        return await self._create_dedicated(labels, image)
+        return await self._create_dedicated(labels, image, max(self.idle_timeout_s, int(math.ceil(lifetime_s))))
 
-    async def _create_dedicated(self, labels: dict[str, str], image: str) -> Sandbox:
+    async def _create_dedicated(self, labels: dict[str, str], image: str,
+                                idle_timeout_s: int | None = None) -> Sandbox:
         def attempt() -> Awaitable[Any]:
             abandoned = threading.Event()
 
             def make() -> Any:
                 remote = self.sdk.Sandbox.create(
-                    image, flavor=self.flavor, idle_timeout=self.idle_timeout_s, env=dict(self.env_vars),
+                    image, flavor=self.flavor, idle_timeout=idle_timeout_s or self.idle_timeout_s,
+                    env=dict(self.env_vars),
                     namespace=self.namespace, forward_hf_token=False, labels=labels,
                     start_timeout=self.create_timeout_s, token=self.token)
                 if abandoned.is_set():  # the caller gave up meanwhile: nobody holds this sandbox

@@ -183,7 +183,7 @@ def _kattis_groups(root: Path, grading: dict[str, Any]) -> tuple[list[dict[str, 
                 items.append(len(tests))
                 tests.append({"name": path.relative_to(root / "data").with_suffix("").as_posix(),
                               "input": _text(path.with_suffix(".in")), "answer": _text(path)})
-        return {"items": items, "flags": str(merged.get("grader_flags") or "").split(),
+        return {"items": items, "flags": _flag_list(merged.get("grader_flags"), f"{root}: {where}/testdata.yaml"),
                 "break": merged.get("on_reject") != "continue", "accept": accept, "reject": reject}
 
     tree = group(root / "data", {})
@@ -239,6 +239,21 @@ def _domjudge_ini(path: Path) -> dict[str, str]:
     return values
 
 
+def _flag_list(value: Any, where: str) -> list[str]:
+    """Flags as a package writes them, a string (split on white space) or a list; ``[]`` for none.
+
+    Raises:
+        TaskFormatError: anything else (a number, a mapping), naming ``where``.
+    """
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list) and all(isinstance(f, (str, int, float)) and not isinstance(f, bool) for f in value):
+        return [str(f) for f in value]
+    raise TaskFormatError(f"{where}: flags must be a string or a list of them, got {value!r:.80}")
+
+
 def _refuse_unsupported(root: Path, flags: list[str]) -> None:
     """Refuse what a Kattis package may hold that would be judged wrongly here: ``include/<language>/`` files (compiled
     or run with every submission: without them each would fail) and a group's own ``output_validator_flags`` (its
@@ -253,8 +268,11 @@ def _refuse_unsupported(root: Path, flags: list[str]) -> None:
                               "supported yet")
     data = root / "data"
     for path in sorted(data.rglob("testdata.yaml")) if data.is_dir() else []:
-        own = _yaml(path).get("output_validator_flags")
-        own = own.split() if isinstance(own, str) else [str(f) for f in own or []]
+        settings = _yaml(path)
+        own = _flag_list(settings.get("output_validator_flags"), f"{root}: {path.relative_to(root)}")
+        if isinstance(settings.get("grading"), dict) or "scoring" in settings:
+            raise TaskFormatError(f"{root}: {path.relative_to(root)} gives its group's scoring as a mapping (the "
+                                  "2023-07 format's score, max_score and aggregation): not supported yet")
         if own and own != flags:
             raise TaskFormatError(f"{root}: {path.relative_to(root)} sets output_validator_flags {' '.join(own)!r} "
                                   "for its group: per-group validator flags are not supported yet")
@@ -271,10 +289,7 @@ def read_kattis(root: Path) -> dict[str, Any]:
     validation = str(config.get("validation") or "default").split()
     kind = str(config.get("type") or "")  # the 2023-07 version: pass-fail | scoring | interactive | multi-pass
     interactive = "interactive" in validation or "interactive" in kind.split()
-    flags = config.get("validator_flags") or []
-    if isinstance(flags, str):
-        flags = flags.split()
-    flags = [str(f) for f in flags]
+    flags = _flag_list(config.get("validator_flags"), f"{root}: problem.yaml validator_flags")
     limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
     _refuse_unsupported(root, flags)
     if "score" in validation:
@@ -349,7 +364,7 @@ def _polygon_groups(testset: ET.Element, count: int) -> list[dict[str, Any]]:
     ``<tests><test group="g" points="p"/>`` and ``<groups><group name points points-policy><dependencies>
     <dependency group/>``. ``complete-group``: the group's points (its ``points``, else the sum of its tests'), earned
     only when all its tests pass (``policy "min"``); ``each-test``: each passed test's points (``"each"``). Tests
-    with points and no group (points without groups) earn their points each."""
+    with points and no group (or one ``<groups>`` does not declare) earn their points each."""
     tests = testset.findall("tests/test")[:count]
     points = [_points(t.get("points"), f"test {i + 1}") for i, t in enumerate(tests)]
     groups = testset.findall("groups/group")
@@ -375,6 +390,14 @@ def _polygon_groups(testset: ET.Element, count: int) -> list[dict[str, Any]]:
             total = _points(group.get("points"), f"group {name}") if group.get("points") else sum(
                 points[i] for i in indices)
             subtasks.append({"name": name, "policy": "min", "points": total, "tests": indices, "depends": depends})
+    declared = {str(group.get("name")) for group in groups}
+    loose = [i for i, test in enumerate(tests) if points[i] > 0 and str(test.get("group")) not in declared]
+    if loose:  # tests with points outside every declared group: their points each, never dropped
+        name = "tests"
+        while name in declared:
+            name += "_"
+        subtasks.append({"name": name, "policy": "each", "tests": loose, "test_points": [points[i] for i in loose],
+                         "depends": []})
     named = {s["name"] for s in subtasks}
     for subtask in subtasks:  # a dependency on a group without tests asks nothing
         subtask["depends"] = [d for d in subtask["depends"] if d in named]

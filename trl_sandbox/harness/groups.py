@@ -18,7 +18,8 @@ def test_score(record):
 class TestSkipper:
     """Follows the scores of the tests run so far. A subtask is done earning once it is a ``min`` subtask one of
     whose tests scored 0, or one of the subtasks it depends on lost a test (scored below 1); a test is needed while
-    it belongs to no subtask or to one not done."""
+    it belongs to no subtask, or to one not done, or to one that a subtask not done depends on (Polygon's
+    dependencies are not transitive: C depending on B needs B's every test to pass even when B earns nothing)."""
 
     def __init__(self, groups, n_tests):
         self.groups = [g for g in groups if type(g) is dict]
@@ -29,15 +30,24 @@ class TestSkipper:
                     self.member[index].append(position)
         self.zero = [False] * len(self.groups)
         self.lost = [False] * len(self.groups)
+        self.depends = [[d for d in group.get("depends") or () if type(d) is int and 0 <= d < len(self.groups)]
+                        for group in self.groups]
+        self.dependents = [[] for _ in self.groups]
+        for position, depends in enumerate(self.depends):
+            for d in depends:
+                self.dependents[d].append(position)
+
+    def _earning(self, position):
+        return not self.zero[position] and not any(self.lost[d] for d in self.depends[position])
 
     def needed(self, index):
         """Whether test ``index`` may still change the score."""
         if index >= len(self.member) or not self.member[index]:
             return True
         for position in self.member[index]:
-            group = self.groups[position]
-            depends = [d for d in group.get("depends") or () if type(d) is int and 0 <= d < len(self.groups)]
-            if not self.zero[position] and not any(self.lost[d] for d in depends):
+            if self._earning(position):
+                return True
+            if not self.lost[position] and any(self._earning(c) for c in self.dependents[position]):
                 return True
         return False
 

@@ -296,7 +296,9 @@ def judge_stdio(emit, worker, req, timeout):
     a test by its output alone. ``os._exit(status)`` ends the run as it ends a ``python3 prog.py`` process (see
     :func:`.stdio._os_exit`): status 0 is a normal end, judged on what reached stdout (Python's unflushed buffer is
     lost); any other status fails the test unless the output is ``"judged"``; the worker it ended is replaced for the
-    next test. The first test past its time limit ends the run (the remaining tests are not run)."""
+    next test. The first test past its time limit ends the run (the remaining tests are not run), but for a task
+    with subtasks (the request's ``groups`` or ``score_tree``): that test fails, and the next runs in a fresh worker
+    (a compiled program compiled again there when the timeout ended its worker)."""
     build = req.get("build")
     if build:
         if not _build_in_worker(emit, worker, req, build):
@@ -316,13 +318,18 @@ def judge_stdio(emit, worker, req, timeout):
 
     interactor = req.get("interactor")
 
+    grouped = bool(req.get("groups") or req.get("score_tree"))  # the tests after a timeout still run
+
     def run_test(i, text):
-        if not worker.alive and not build:  # a checker or an interactor ended what the program left running
+        if not worker.alive and (not build or grouped):  # a checker, an interactor or a timeout ended the worker
             state["dead"] = True
         if state["dead"]:  # the program ended the last test's worker: a fresh one, the program loaded again
             worker.restart()
             state["dead"] = False
-            if load_program(lambda record: None, worker, req, timeout) is None:
+            if build:  # compiled again in the fresh worker (subtasks: the later groups still earn)
+                if not _build_in_worker(lambda record: None, worker, req, build):
+                    raise WorkerDied()
+            elif load_program(lambda record: None, worker, req, timeout) is None:
                 raise WorkerDied()
             worker.time_test(timeout)
         if interactor:

@@ -31,21 +31,24 @@ ENDING_FAILED = ">>>>> Tests Errored: trl-sandbox could not end the processes th
 #: Bash that ends every process the tests left before the exit status is written (one that printed a status of its
 #: own later would otherwise be the last word). Where the script is its tree's PID 1 (the local backend's runner),
 #: ``kill -KILL -1``. Elsewhere (a remote sandbox made from the image, where the service's own processes run too):
-#: every process started no earlier than this shell (``/proc/PID/stat`` field 22, the start time) that is neither
-#: this shell nor one of its ancestors nor a zombie, killed until none is left (20 passes at most, then
-#: :data:`ENDING_FAILED`). Builtins only (``read``, ``kill``), and no trace of its own under ``set -x``.
+#: every process started after this shell, in a later clock tick (``/proc/PID/stat`` field 22, the start time: the
+#: service's own processes of the same tick are spared), that is neither this shell nor one of its ancestors nor a
+#: zombie, killed until none is left (20 passes at most, then
+#: :data:`ENDING_FAILED`; also when its own start time cannot be read: then nothing is killed). Builtins only
+#: (``read``, ``kill``), and no trace of its own under ``set -x``.
 END_OTHERS = f"""_trl_sandbox_end_others() {{
   {{ _trl_sandbox_x=$-; set +x; }} 2>/dev/null
   if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null
   else
-    local s f me keep p d pass left=0
-    read -r s < /proc/$$/stat; f=(${{s##*) }}); me=${{f[19]:-0}}; keep=" $$ "; p=${{f[1]:-1}}
+    local s= f= me=0 keep= p= d= pass= left=1
+    read -r s < /proc/$$/stat 2>/dev/null && {{ f=(${{s##*) }}); me=${{f[19]:-0}}; keep=" $$ "; p=${{f[1]:-1}}; }}
+    [ "$me" -gt 0 ] 2>/dev/null || p=1 pass=0  # its own start time unknown: nothing is killed, the run errors
     while [ "${{p:-1}}" -gt 1 ]; do
       keep="$keep$p "
       read -r s < "/proc/$p/stat" 2>/dev/null || break
       f=(${{s##*) }}); p=${{f[1]:-1}}
     done
-    for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    [ "$pass" = 0 ] || for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
       left=0
       for d in /proc/[0-9]*; do
         p=${{d#/proc/}}
@@ -53,7 +56,7 @@ END_OTHERS = f"""_trl_sandbox_end_others() {{
         read -r s < "$d/stat" 2>/dev/null || continue
         f=(${{s##*) }})
         case ${{f[0]:-}} in Z|X) continue ;; esac
-        [ "${{f[19]:-0}}" -ge "$me" ] || continue
+        [ "${{f[19]:-0}}" -gt "$me" ] || continue  # later than this shell: never a sibling of its own tick
         kill -KILL "$p" 2>/dev/null && left=1
       done
       [ "$left" = 0 ] && break
