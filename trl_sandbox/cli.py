@@ -82,7 +82,8 @@ class ScoreArguments:
     task_format: str | None = field(
         default=None,
         metadata={"help": "Format of every row (apps, taco, code_contests, livecodebench, kodcode, primeintellect, "
-                          "deepcoder, rstar, codeforces, humaneval, mbpp, call, stdio); default: detected per row."},
+                          "deepcoder, rstar, codeforces, ioi, humaneval, mbpp, call, stdio); default: detected per "
+                          "row."},
     )
     ignore_incomplete: bool = field(
         default=False,

@@ -93,6 +93,7 @@ def load_tasks(
     task_format: str | None = None,
     language: str | None = None,
     codeforces_tests: str | Path | None = None,
+    ioi_tests: Any = None,
 ) -> list[dict[str, Any]]:
     """Load task rows from a bundled set name (see :data:`BUNDLED_TASKS`), a ``.jsonl`` / ``.jsonl.gz`` /
     ``.parquet`` file, a problem package directory or a directory of them (Kattis, Polygon, Frontier-CS,
@@ -116,6 +117,11 @@ def load_tasks(
             generated tests in ``generated_tests``, scored after its ``official_tests`` as open-r1 scores them (see
             :func:`trl_sandbox.formats.codeforces.add_generated_tests`; every test is then held in memory: with
             ``datasets``, ``dataset.map`` with that function keeps them on disk). Default: the official tests only.
+        ioi_tests: open-r1/ioi's tests, which the dataset publishes apart (``open-r1/ioi-test-cases``): its rows (a
+            ``datasets.Dataset`` of a year's config, a list of ``{problem_id, test_name, test_input,
+            test_output}``) or a copy of its files (a directory of ``<year>/*.parquet``). Each open-r1 IOI row gets
+            its subtask's tests in ``test_cases`` (see :func:`trl_sandbox.formats.ioi.add_test_cases`; they are then
+            held in memory, a test shared by several subtasks once per row). Default: the rows' own ``test_cases``.
 
     Returns:
         The rows (dicts), in order. They are not validated: use :meth:`Task.from_row`.
@@ -124,7 +130,8 @@ def load_tasks(
         TaskFormatError: the file is missing or unreadable, a line or row is not a JSON object (the message gives
             the line number), ``task_format`` is unknown, a generated-tests file cannot be read, or a directory is no
             problem package and holds none (or a package in it is malformed).
-        ConfigurationError: ``codeforces_tests`` is not a directory.
+        ConfigurationError: ``codeforces_tests`` is not a directory, or ``ioi_tests`` a directory without
+            the dataset's files.
     """
     check_format(task_format)
     if isinstance(source, (str, Path)):
@@ -168,6 +175,15 @@ def load_tasks(
                                      "files)")
         rows = [add_generated_tests(row, codeforces_tests)
                 if (row.get("task_format") or detect_format(row)) == "codeforces" else row for row in rows]
+    if ioi_tests is not None:
+        from .formats.ioi import add_test_cases, test_case_table
+
+        rows = list(rows)
+        ioi_rows = [i for i, row in enumerate(rows) if (row.get("task_format") or detect_format(row)) == "ioi"]
+        years = {rows[i].get("year") for i in ioi_rows if rows[i].get("year") is not None}
+        table = test_case_table(ioi_tests, years)
+        for i in ioi_rows:
+            rows[i] = add_test_cases(rows[i], table)
     rows = chat_rows(rows, system_prompt=system_prompt) if chat else rows
     mark_row_fields(rows)
     return rows

@@ -48,8 +48,11 @@ def problem_prompt(row: Mapping[str, Any], dataset_format: str | None = None, la
     tasks, the function otherwise). ``dataset_format``: default, detected from the fields. ``language``: the
     language a stdin/stdout program is asked in when the row names none (see
     :func:`trl_sandbox.languages.row_language`); default: the one language of the row's published solutions
-    (:func:`trl_sandbox.languages.solutions_language`), else Python."""
+    (:func:`trl_sandbox.languages.solutions_language`), else Python. An open-r1 IOI row's prompt is its
+    ``problem``, as open-r1's recipe gives it (``dataset_prompt_column: problem``)."""
     dataset_format = dataset_format or row.get("task_format") or detect_format(row) or "stdio"
+    if dataset_format == "ioi" and isinstance(row.get("problem"), str) and row["problem"].strip():
+        return row["problem"]  # open-r1's own prompt (its recipe's dataset_prompt_column): statement, code, format
     statement = next((row[k] for k in _STATEMENT_FIELDS if isinstance(row.get(k), str) and row[k].strip()), "")
     for title, key in (("Input", "input_format"), ("Output", "output_format")):
         if isinstance(row.get(key), str) and row[key].strip():

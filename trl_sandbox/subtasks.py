@@ -20,7 +20,7 @@ pays that fraction, ``all_or_nothing`` pays only the full score (see :func:`trl_
 
 **Early stop** (as open-r1 stops a subtask at its first test that scores 0): the harness skips a test once every
 subtask it belongs to can earn nothing more from it: a ``min`` subtask with a test that scored 0, or a subtask one of
-whose dependencies lost a test. A test that belongs to no subtask, or to one that can still earn, always runs, so the
+whose dependencies lost a test; and no subtask that can still earn depends on one it belongs to. A test that belongs to no subtask, or to one that can still earn, always runs, so the
 score is the one running every test would give (:func:`harness_groups` is what the harness is told; the host
 recomputes the score from the tests that ran, the skipped ones counting 0).
 
@@ -58,6 +58,9 @@ class Subtask:
         policy: ``"min"`` or ``"each"``.
         test_points: ``policy="each"``: the points of each test of ``tests``, in that order; else ``()``.
         depends: Names of the subtasks whose every test must pass for this one to earn anything.
+        precision: ``policy="min"``: the decimals its tests' lowest score is rounded to before it is multiplied by
+            ``points`` (open-r1's ``score_precision``: the reward it pays is ``round(min(scores), precision)``), else
+            None (not rounded).
     """
 
     name: str
@@ -66,6 +69,7 @@ class Subtask:
     policy: str = "min"
     test_points: tuple[float, ...] = ()
     depends: tuple[str, ...] = ()
+    precision: int | None = None
 
 
 def _number(value: Any, what: str) -> float:
@@ -166,14 +170,17 @@ def subtask_points(subtasks: Sequence[Subtask], scores: Sequence[float]) -> tupl
         elif subtask.policy == "each":
             earned.append(sum(p * scores[i] for p, i in zip(subtask.test_points, subtask.tests)))
         else:
-            earned.append(subtask.points * min(scores[i] for i in subtask.tests))
+            lowest = min(scores[i] for i in subtask.tests)
+            if subtask.precision is not None:
+                lowest = round(lowest, subtask.precision)
+            earned.append(subtask.points * lowest)
     return tuple(earned)
 
 
 def harness_groups(subtasks: Sequence[Subtask]) -> list[dict[str, Any]]:
     """What the harness needs to skip tests that cannot change the score (the request's ``groups``): per subtask
     ``{"tests": [indices], "min": bool, "depends": [positions of the subtasks it depends on]}``, in the order of
-    ``subtasks`` (see the harness's ``judges.TestSkipper``)."""
+    ``subtasks`` (see the harness's ``groups.TestSkipper``)."""
     position = {s.name: i for i, s in enumerate(subtasks)}
     return [{"tests": list(s.tests), "min": s.policy == "min", "depends": [position[d] for d in s.depends]}
             for s in subtasks]
@@ -208,6 +215,8 @@ def read_score_tree(value: Any, n_tests: int) -> dict[str, Any]:
             _number_or_negative(node.get(key, 0.0), f"score_tree: {key}")
         if not isinstance(node.get("flags", []), list):
             raise TaskFormatError("task field 'score_tree': flags must be a list of grader flags")
+        if not isinstance(node.get("break", True), bool):
+            raise TaskFormatError("task field 'score_tree': break must be true or false")
         for item in node["items"]:
             if isinstance(item, Mapping):
                 check(item, depth + 1)

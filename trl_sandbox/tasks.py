@@ -36,7 +36,7 @@ from typing import Any
 from .banned import runtime_bans
 from .completions import close_header, continuation_code, extract_code, is_continuation
 from .errors import InfrastructureError, TaskFormatError
-from .formats import check_format, parse_compare, parse_interactor, read_row
+from .formats import check_format, ioi, parse_compare, parse_interactor, read_row
 from .formats._common import str_list
 from .harness.base import record_mac
 from .harness.cputime import WALL_FACTOR
@@ -206,6 +206,9 @@ class Task:
             groups; see :mod:`trl_sandbox.subtasks`), else ``()``.
         score_tree: A Kattis scoring package's test data groups (see :func:`trl_sandbox.subtasks.read_score_tree`),
             else None.
+        grader: A C++ program's build of the task's own: files compiled with the completion and how (open-r1 IOI's
+            graders, see :func:`trl_sandbox.formats.ioi.grader_build`: ``{"kind": "ioi", "problem", "source",
+            "files", "compile", "run"}``), else None.
     """
 
     task_id: str
@@ -236,6 +239,7 @@ class Task:
     interactor: dict[str, Any] | None = None
     subtasks: tuple[Subtask, ...] = ()
     score_tree: dict[str, Any] | None = None
+    grader: dict[str, Any] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -434,11 +438,15 @@ class Task:
         if LANGUAGES[language].native:
             if self.format != "stdio":
                 raise ValueError(f"{language} code runs stdin/stdout tasks only, not {self.format} tasks")
+            build = build_spec(language, self.memory_limit_bytes, code)
+            if self.grader is not None and language == "cpp":
+                code = ioi.submission(code, self.grader["problem"])
+                build.update({k: self.grader[k] for k in ("source", "files", "compile", "run")})
             return {"mode": "stdio", "program": code, "test_timeout_s": test_timeout_s, "output_limit": output_limit,
                     "stop_on_failure": stop_on_failure, "tests": list(self.tests), "expected": list(self.outputs),
                     "memory_limit_bytes": self.memory_limit_bytes,
                     "files": list(self.files) or None, "files_only": self.files_only,
-                    "nonzero_exit": self.nonzero_exit, "build": build_spec(language, self.memory_limit_bytes, code),
+                    "nonzero_exit": self.nonzero_exit, "build": build,
                     "compile_timeout_s": compile_timeout_s, **self._judge_fields(compare, judge)}
         base = {
             "program": self.program(code),

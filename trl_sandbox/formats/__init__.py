@@ -28,6 +28,9 @@ format (module)    fields it is recognised by                   tests, and the o
 ``rstar``          ``question_id``, ``inputs``, ``outputs``     LiveCodeBench's rule
 ``codeforces``     ``official_tests``, ``generated_checker``    open-r1's checker convention, else tokens with
 (open-r1)                                                       yes/no in any case (piston's runner)
+``ioi`` (open-r1)  ``grader_files``, ``test_names``,            one subtask of an IOI problem: C++ compiled with
+                   ``subtask``                                  its grader, its CMS checker or ``diff -b``, the
+                                                                lowest test score (open-r1's ``ioi_scoring.py``)
 ``ccplus``         ``test_cases``, ``correct_submissions``      stdin/stdout, its testlib checker (C++)
 ``aethercode``     ``test_cases``, ``contest_category``         stdin/stdout, its testlib checker or tokens
 ``interactbench``  ``interactor_non_adaptive``, ``cases``       interactive: its testlib interactor (C++)
@@ -55,7 +58,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import TaskFormatError
-from . import (aethercode, apps, ccplus, code_contests, codeforces, deepcoder, humaneval, interactbench, kodcode,
+from . import (aethercode, apps, ccplus, code_contests, codeforces, deepcoder, humaneval, interactbench, ioi, kodcode,
                livecodebench, packages, primeintellect, rstar, taco)
 from ._common import JUDGE_NAMES, Format, interactive, limit_bytes, limit_seconds, parse_compare, parse_interactor
 from .humaneval import code_prefix
@@ -71,6 +74,7 @@ FORMATS: dict[str, Format] = {fmt.name: fmt for fmt in (
     apps.APPS,
     livecodebench.FORMAT,
     codeforces.FORMAT,
+    ioi.FORMAT,
     ccplus.FORMAT,
     aethercode.FORMAT,
     interactbench.FORMAT,
@@ -101,6 +105,7 @@ DEFAULT_JUDGES: dict[str, dict[str, Any]] = {
     "deepcoder": deepcoder.JUDGE,
     "rstar": rstar.JUDGE,
     "codeforces": codeforces.JUDGE,
+    "ioi": ioi.JUDGE,
     "ccplus": ccplus.JUDGE,
     "aethercode": aethercode.JUDGE,
 }
@@ -144,14 +149,16 @@ def read_row(row: Mapping[str, Any], task_format: str | None = None) -> dict[str
             "KodCode (test: a pytest file), "
             "PrimeIntellect (verification_info), DeepCoder (tests), rStar-Coder (question_id, inputs, outputs), "
             "open-r1 codeforces (official_tests), Code-Contests-Plus (test_cases, correct_submissions), AetherCode "
-            "(test_cases, contest_category), InteractBench (interactor_non_adaptive); name one with task_format="
+            "(test_cases, contest_category), InteractBench (interactor_non_adaptive), open-r1 IOI (grader_files, "
+            "test_names, subtask); name one with task_format="
         )
     fmt = FORMATS[name]
     if fmt.dataset:
         fields = fmt.read(row)
         if not fields["tests"]:
             raise TaskFormatError(f"{name} task has no tests")
-        natural = row.get("task_id", row.get(fmt.id_field)) if fmt.id_field else row.get("task_id")
+        own = fields.pop("task_id", None)  # a reader's own id, where no one field is unique (one IOI subtask)
+        natural = row.get("task_id", row.get(fmt.id_field) if fmt.id_field else own)
         content = [name, fields["tests"], fields.get("outputs")]
     else:
         prefix = code_prefix(row)  # read first: a bad starter_code is the error reported

@@ -14,7 +14,7 @@ from ..errors import TaskFormatError
 
 #: Judge names a row's ``compare`` or ``sandbox_compare`` may give (see
 #: :func:`trl_sandbox.harness.compare.same_output`).
-JUDGE_NAMES = ("exact", "lines", "tokens", "float", "decimal", "apps", "taco", "codeforces")
+JUDGE_NAMES = ("exact", "lines", "tokens", "float", "decimal", "apps", "taco", "codeforces", "ioi")
 
 
 @dataclass(frozen=True)
@@ -202,8 +202,9 @@ JUDGE_PROGRAM_LANGUAGES = {"python": "python", "python3": "python", "py": "pytho
 #: How a checker is called and what its exit status means (see :mod:`trl_sandbox.harness.checkers`): testlib's
 #: ``checker input output answer`` (0 accepts, 7 points, 3 the checker failed), Kattis' output validators
 #: (``validator input judge_answer feedback_dir`` with the output on stdin; 42 accepts, 43 rejects) and open-r1's
-#: ``checker.py input correct_output solution_output``.
-CHECKER_CONVENTIONS = ("testlib", "kattis", "open-r1")
+#: ``checker.py input correct_output solution_output``, and CMS's (IOI's) ``checker input correct_output
+#: user_output`` printing the score in [0, 1] on stdout.
+CHECKER_CONVENTIONS = ("testlib", "kattis", "open-r1", "cms")
 #: How an interactor is called: testlib's ``interactor input tout answer`` and Kattis' interactive output validators.
 INTERACTOR_CONVENTIONS = ("testlib", "kattis")
 
@@ -285,7 +286,7 @@ def parse_compare(value: Any) -> dict[str, Any] | None:
     """A judge as a row's ``compare`` field or ``sandbox_compare`` gives it: a judge name (``"tokens"``), a dict
     ``{"mode": "float", "tolerance": 1e-6, "absolute_only": False, "ignore_case": False, "integers": "tolerance"}``
     (``"integers": "exact"``: an expected integer only by that integer), a checker ``{"checker": SOURCE,
-    "language": "python" | "cpp" | "c", "convention": "testlib" | "kattis" | "open-r1", "files": {name: text},
+    "language": "python" | "cpp" | "c", "convention": "testlib" | "kattis" | "open-r1" | "cms", "files": {name: text},
     "flags": [...], "points_max": float}``, or JSON text of one of those.
 
     Raises:

@@ -13,7 +13,11 @@ Three conventions:
   rejects, anything else is a judge error; a score in ``feedback_dir/score.txt``;
 - open-r1's ``checker.py input correct_output solution_output``, given its files as ``guipenedo/piston``'s
   ``packages/codeforces/1.0.0/run`` writes them (:func:`open_r1_files`) and accepted as open-r1's ``cf_scoring.py``
-  accepts it (exit code 0, its stdout ``1`` or ``100`` once its whitespace is removed).
+  accepts it (exit code 0, its stdout ``1`` or ``100`` once its whitespace is removed);
+- CMS's (IOI's) ``checker input correct_output user_output``, run as ``guipenedo/piston``'s
+  ``packages/cms_ioi/1.0.0/run`` runs ``checker/checker`` for open-r1's IOI rows: its stdout is the test's score in
+  [0, 1] (open-r1's ``execute_ioi`` reads ``float(stdout)``; its exit code is not read), its stderr a message; the
+  answer file as ``echo "$(cat correct_output.txt)"`` rewrites it (:func:`cms_answer`).
 
 A checker is Python source (run in a fork of the judge) or a compiled program (the host compiled it once per problem,
 see ``trl_sandbox/judge_programs.py``; the request carries the binary, run here from a sealed memory file). Either
@@ -43,6 +47,7 @@ from .wire import close_fds_except, read_up_to, write_all
 _CHECKER_FILES = {
     "testlib": ("input.txt", "output.txt", "answer.txt"),
     "open-r1": ("input.txt", "correct_output.txt", "solution_output.txt"),
+    "cms": ("input.txt", "correct_output.txt", "user_output.txt"),
 }
 #: Seconds a checker may run on one test (piston's run: ``run_with_timeout 10 python3 checker.py ...``).
 CHECKER_TIMEOUT_S = 10.0
@@ -51,6 +56,12 @@ _STARTED = b"\x01"
 #: What ``tr -d '[:space:]'`` removes (and ``$(...)``: NUL bytes) from an open-r1 checker's stdout.
 _SPACE = {ord(c): None for c in " \t\n\r\x0b\x0c\x00"}
 _MEMORY_FILES = []
+
+
+def cms_answer(answer):
+    """The answer file as piston's IOI runner leaves it: read by ``$(cat ...)`` (its NUL bytes and trailing newlines
+    dropped), written back by ``echo`` (one newline)."""
+    return answer.replace("\x00", "").rstrip("\n") + "\n"
 
 
 def _strip_cr(text):
@@ -332,6 +343,10 @@ def kattis_verdict(code, feedback, points_max=None, what="output validator"):
     wrote one below full marks: ``score``), 43 rejects, any other code is a judge error (``invalid``). ``feedback``:
     the texts it wrote to ``feedback_dir`` by file name."""
     message = (feedback.get("judgemessage.txt") or feedback.get("teammessage.txt") or "").strip()
+    if "score.txt" in feedback and not points_max:
+        # problemtools: a judge error unless the problem takes the validator's scores (legacy ``validation: custom
+        # score``, a 2023-07 scoring problem), which are not read here yet: never a verdict on the program
+        return {"ok": False, "invalid": "the %s wrote score.txt: a test's own score is not supported yet" % what}
     if code == 43:
         return {"ok": False, "error": "rejected by the %s: %s" % (what, short_repr(message[-300:]))}
     if code != 42:
@@ -344,6 +359,26 @@ def kattis_verdict(code, feedback, points_max=None, what="output validator"):
         if score < 1.0:
             return {"ok": False, "score": score, "error": "partial score %.4g from the %s" % (score, what)}
     return True
+
+
+def cms_verdict(stdout):
+    """The verdict of a CMS checker from its stdout (open-r1's ``execute_ioi``: a non-empty stdout is the score,
+    ``float(stdout)``): True at 1, ``{"ok": False, "score", "error"}`` below it, ``{"ok": False, "invalid"}`` when
+    it printed nothing or no number in [0, 1] (the checker's fault: open-r1's reward fails the whole subtask
+    then)."""
+    text = stdout.strip()
+    try:
+        score = float(text)
+    except ValueError:
+        score = None
+    if score is None or not 0.0 <= score <= 1.0:
+        return {"ok": False, "invalid": "the checker printed %s, not a score in [0, 1]" % (short_repr(text[-200:])
+                                                                                           if text else "nothing")}
+    if score >= 1.0:
+        return True
+    if score <= 0.0:
+        return {"ok": False, "error": "rejected by the checker (score 0)"}
+    return {"ok": False, "score": score, "error": "partial score %.4g from the checker" % score}
 
 
 def feedback_dir():
@@ -386,13 +421,15 @@ def run_checker(compare, input_text, output, answer, worker):
     the program printed (``eval``) cannot write the judge's records.
 
     ``compare``: ``{"checker": source, "language": "python"}`` or ``{"checker", "binary": base64, "sha256"}`` (a
-    compiled checker), with ``convention`` (``testlib`` | ``kattis`` | ``open-r1``, see the module docstring),
+    compiled checker), with ``convention`` (``testlib`` | ``kattis`` | ``open-r1`` | ``cms``, see the module docstring),
     ``flags`` and ``points_max``. Returns True, or a failing record (``{"ok": False, "error", "score"?}``, or
     ``{"ok": False, "invalid"}`` when the checker failed, timed out or could not start: the task's fault, not the
     program's)."""
     convention = compare.get("convention") or "testlib"
     if convention == "open-r1":
         texts = open_r1_files(input_text, answer, output)
+    elif convention == "cms":
+        texts = (input_text, cms_answer(answer), output)
     elif convention == "kattis":
         texts = (input_text, answer)
     else:
@@ -422,8 +459,8 @@ def run_checker(compare, input_text, output, answer, worker):
         devnull = os.open(os.devnull, os.O_RDWR)
         opened.append(devnull)
         r, w = os.pipe()
-        # testlib writes its verdict to stderr; open-r1's checker answers on stdout alone.
-        fds = (stdin if stdin is not None else devnull, w, devnull if convention == "open-r1" else w)
+        # testlib writes its verdict to stderr; open-r1's and CMS's checkers answer on stdout alone.
+        fds = (stdin if stdin is not None else devnull, w, devnull if convention in ("open-r1", "cms") else w)
         try:
             pid = start_judge_program(compare, paths, fds, seconds, files=opened, name="checker")
         except OSError as exc:
@@ -469,6 +506,8 @@ def run_checker(compare, input_text, output, answer, worker):
                 % (short_repr(text.strip()[-200:]), code)}
     if convention == "kattis":
         return kattis_verdict(code, found, points_max)
+    if convention == "cms":
+        return cms_verdict(text)
     if compare.get("binary") is None and code not in TESTLIB_CODES:  # a Python checker: any other code rejects
         return {"ok": False,
                 "error": "rejected by the checker (exit code %d): %s" % (code, short_repr(text.strip()[-200:]))}

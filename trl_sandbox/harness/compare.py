@@ -291,6 +291,29 @@ def _upper(match):
     return match.group(0).upper()
 
 
+#: What GNU diff's ``-b`` counts as white space within a line (``isspace`` in the C locale, the newline aside).
+_DIFF_SPACE = re.compile(r"[ \t\v\f\r]+")
+
+
+def _diff_b_lines(text):
+    """``text``'s lines as ``diff -b`` compares them: each run of white space one space, none at the line's end; a
+    last line without its newline is the same line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [_DIFF_SPACE.sub(" ", line).rstrip(" ") for line in lines]
+
+
+def _ioi_judge(output, expected, compare):
+    """open-r1's IOI runner without a checker (``guipenedo/piston`` ``packages/cms_ioi/1.0.0/run``, Batch tasks:
+    ``diff -bq <(echo "$CORRECT_OUTPUT") "$SOLUTION_OUTPUT"``, ``CORRECT_OUTPUT=$(cat correct_output.txt)``): the
+    answer without its NUL bytes and trailing newlines, then one newline, against the output line by line, each run
+    of white space within a line the same as any other, white space at line ends ignored; blank lines and leading
+    white space count."""
+    answer = expected.replace("\x00", "").rstrip("\n") + "\n"
+    return _diff_b_lines(output) == _diff_b_lines(answer)
+
+
 def _lines_judge(output, expected, compare):
     return same_stdout(output, expected)
 
@@ -301,7 +324,7 @@ def _exact_judge(output, expected, compare):
 
 _STDOUT_JUDGES = {"exact": _exact_judge, "lines": _lines_judge, "tokens": _tokens_judge, "float": _float_judge,
                   "decimal": _decimal_judge, "apps": _apps_judge, "taco": _taco_judge,
-                  "codeforces": _codeforces_judge}
+                  "codeforces": _codeforces_judge, "ioi": _ioi_judge}
 
 
 def same_output(output, expected, compare=None):
@@ -328,7 +351,9 @@ def same_output(output, expected, compare=None):
     - ``taco``: TACO's ``compare_std_results`` (``FlagOpen/TACO`` ``metrics/testing_util.py``): the same text once
       stripped, ``\\r\\n`` read as ``\\n`` (its other checks pay only wrong programs: ``2 1`` for ``1\\n2``);
     - ``codeforces``: open-r1's runner without a checker (``guipenedo/piston`` ``packages/codeforces/1.0.0/run``):
-      the same tokens (ASCII whitespace, newlines included), the whole words yes/no in any case.
+      the same tokens (ASCII whitespace, newlines included), the whole words yes/no in any case;
+    - ``ioi``: open-r1's IOI runner without a checker (``guipenedo/piston`` ``packages/cms_ioi/1.0.0/run``):
+      ``diff -b`` of the lines (white space runs within a line alike, none at line ends; blank lines count).
 
     ``ignore_case`` (``tokens``/``float``) compares tokens with their ASCII letters lowercased (code_contests'
     ``AsciiStrToLower``: ``É`` and ``é`` stay different). ``separators`` (``tokens``/``float``): the characters

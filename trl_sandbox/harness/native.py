@@ -100,18 +100,31 @@ def _spawn(argv, stdin_fd, stdout_fd, stderr_fd, managed=False, cpu_s=None):
     return pid
 
 
+def _relative_path(name):
+    """Whether ``name`` is a plain relative path below the working directory (``main.cpp``, ``graders/nile.cpp``):
+    no absolute path, no ``.`` or ``..`` part, no hidden file."""
+    parts = name.split("/")
+    return bool(name) and all(part and not part.startswith(".") for part in parts)
+
+
 def build_program(build, program, timeout):
-    """Write ``program`` to ``build["source"]`` in the working directory and run the compiler (``build["compile"]``;
-    none for interpreted languages), for at most ``timeout`` seconds. Returns ``{"ok": True}``, ``{"ok": False,
-    "error": the compiler's message tail, "timeout"?: True}``, or ``{"ok": False, "missing": executable}`` when the
-    toolchain is not installed, ``{"ok": False, "denied": reason}`` when the sandbox may not read or run it, or
-    ``{"ok": False, "forbidden": reason}`` when this sandbox may not create
-    processes."""
+    """Write ``program`` to ``build["source"]`` in the working directory, and the task's own ``build["files"]``
+    (``[[relative path, text], ...]``: an IOI problem's graders, compiled with it) beside it, and run the compiler
+    (``build["compile"]``; none for interpreted languages), for at most ``timeout`` seconds. Returns ``{"ok":
+    True}``, ``{"ok": False, "error": the compiler's message tail, "timeout"?: True}``, or ``{"ok": False,
+    "missing": executable}`` when the toolchain is not installed, ``{"ok": False, "denied": reason}`` when the sandbox
+    may not read or run it, or ``{"ok": False, "forbidden": reason}`` when this sandbox may not create processes."""
     source = str(build["source"])
-    if "/" in source or source.startswith("."):
-        return {"ok": False, "error": "bad source file name %r" % (source,)}
-    with open(source, "w", encoding="utf-8") as f:
-        f.write(program)
+    files = [(str(name), str(text)) for name, text in build.get("files") or ()]
+    for name in [source, *(name for name, _text in files)]:
+        if not _relative_path(name):
+            return {"ok": False, "error": "bad source file name %r" % (name,)}
+    for name, text in [*files, (source, program)]:  # the task's files first: the program's name is its own
+        folder = os.path.dirname(name)
+        if folder:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(name, "w", encoding="utf-8") as f:
+            f.write(text)
     argv = [str(part) for part in build.get("compile") or ()]
     toolchain = [str(t) for t in build.get("toolchain") or ()]
     if not argv:
