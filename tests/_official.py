@@ -7,9 +7,11 @@ verdict, computed by reading that harness's source (named in the test), never by
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
-from trl_sandbox import code_reward
+from trl_sandbox import Scorer, code_reward
 
 
 def as_assistant(program: str) -> list[dict[str, str]]:
@@ -36,3 +38,17 @@ def computing_echo(seconds: float) -> str:
     the wall-clock backstop (docs/datasets.md, "Time per test")."""
     return (f"import time\nn = input()\nt = time.process_time()\nwhile time.process_time() - t < {seconds}:\n"
             f"    pass\nprint(n)")
+
+
+@contextlib.contextmanager
+def local_or_remote_harness(local: bool, sandbox_root: Any) -> Iterator[Scorer]:
+    """A started scorer (2 sandboxes, 1 s a test): the local backend's (in ``sandbox_root``), or one that runs the
+    harness as remote backends do (the mock backend, unsandboxed)."""
+    from trl_sandbox import SandboxConfig
+    from trl_sandbox.backends.mock import MockBackend
+    from trl_sandbox.testing import run_unsandboxed
+
+    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=1.0,
+                           sandbox_backend_options={"root_dir": str(sandbox_root)} if local else None)
+    with Scorer.from_config(config, backend=None if local else MockBackend(handler=run_unsandboxed)) as scorer:
+        yield scorer

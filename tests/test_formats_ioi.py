@@ -14,15 +14,13 @@ import subprocess
 
 import pytest
 
-from tests._official import trl_rewards
+from tests._official import local_or_remote_harness, trl_rewards
 from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks
-from trl_sandbox.backends.mock import MockBackend
 from trl_sandbox.errors import ConfigurationError, TaskFormatError
 from trl_sandbox.formats import detect_format
 from trl_sandbox.formats.ioi import submission
 from trl_sandbox.harness.compare import same_output
 from trl_sandbox.prompts import problem_prompt
-from trl_sandbox.testing import run_unsandboxed
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -110,26 +108,24 @@ FULL = _row("02-full", 70, ["1-01", "1-02", "2-01", "2-02"])
 
 
 GOOD = ('#include "addup.h"\n\nlong long add_up(std::vector<int> a) {\n  long long s = 0;\n'
-            '  for (int x : a) s += x;\n  return s;\n}')
+        '  for (int x : a) s += x;\n  return s;\n}')
 # no includes and no std:: at all: open-r1's add_includes supplies bits/stdc++.h, the header and the namespace
-BARE = ("long long add_up(vector<int> a) {\n  return accumulate(a.begin(), a.end(), 0LL);\n}")
-INT_SUM = ("long long add_up(std::vector<int> a) {\n  int s = 0;\n  for (int x : a) s += x;\n  return s;\n}")
+BARE = "long long add_up(vector<int> a) {\n  return accumulate(a.begin(), a.end(), 0LL);\n}"
+INT_SUM = "long long add_up(std::vector<int> a) {\n  int s = 0;\n  for (int x : a) s += x;\n  return s;\n}"
 CLOSE = ("long long add_up(std::vector<int> a) {\n  long long s = 0;\n  for (int x : a) s += x;\n"
-             "  return s >= 10 ? s + 1 : s;\n}")
+         "  return s >= 10 ? s + 1 : s;\n}")
 PRINTS = ('#include <cstdio>\nlong long add_up(std::vector<int> a) {\n  long long s = 0;\n'
-              '  for (int x : a) s += x;\n  printf("%lld\\n", s);\n  return s;\n}')
+          '  for (int x : a) s += x;\n  printf("%lld\\n", s);\n  return s;\n}')
 LOOP = ("long long add_up(std::vector<int> a) {\n  volatile long long s = 0;\n  while (true) s++;\n"
-            "  return s;\n}")
-BROKEN = ("long long add_up(std::vector<int> a) {\n  return a.sum();\n}")
+        "  return s;\n}")
+BROKEN = "long long add_up(std::vector<int> a) {\n  return a.sum();\n}"
 
 
 @pytest.fixture(scope="module", params=["local", "remote-harness"])
 def ioi_scorer(request, sandbox_root):
     """A local-backend scorer, and one running the harness as remote backends do (the mock backend)."""
     local = request.param == "local"
-    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=1.0,
-                           sandbox_backend_options={"root_dir": str(sandbox_root)} if local else None)
-    with Scorer.from_config(config, backend=None if local else MockBackend(handler=run_unsandboxed)) as scorer:
+    with local_or_remote_harness(local, sandbox_root) as scorer:
         yield scorer, local
 
 
@@ -192,7 +188,7 @@ def test_without_a_checker_the_output_is_compared_by_diff_b(scorer):
     assert Task.from_row(row).default_compare == {"mode": "ioi"}
     # a leading space on the grader's first line is a difference for diff -b, as a blank line would be
     spaced = ('#include <cstdio>\nlong long add_up(std::vector<int> a) {\n  printf(" ");\n'
-                  '  long long s = 0;\n  for (int x : a) s += x;\n  return s;\n}')
+              '  long long s = 0;\n  for (int x : a) s += x;\n  return s;\n}')
     assert trl_rewards(scorer, row, [GOOD, CLOSE, spaced]) == [1.0, 0.0, 0.0]
 
 

@@ -10,12 +10,10 @@ import shutil
 
 import pytest
 
-from tests._official import trl_rewards
+from tests._official import local_or_remote_harness, trl_rewards
 from trl_sandbox import SandboxConfig, Scorer, Task, load_tasks
-from trl_sandbox.backends.mock import MockBackend
 from trl_sandbox.errors import TaskFormatError
 from trl_sandbox.subtasks import read_subtasks, subtask_points
-from trl_sandbox.testing import run_unsandboxed
 
 # n -> n * n; the small inputs first, as olympiad subtasks are
 SQUARES = {"task_id": "squares", "inputs": ["1\n", "2\n", "3\n", "30\n", "40\n", "500\n"],
@@ -107,9 +105,7 @@ def test_a_bad_subtasks_column_is_one_clear_error(value, message):
 def subtask_scorer(request, sandbox_root):
     """A local-backend scorer, and one running the harness as remote backends do (the mock backend)."""
     local = request.param == "local"
-    config = SandboxConfig(sandbox_pool_size=2, sandbox_test_timeout=1.0,
-                           sandbox_backend_options={"root_dir": str(sandbox_root)} if local else None)
-    with Scorer.from_config(config, backend=None if local else MockBackend(handler=run_unsandboxed)) as scorer:
+    with local_or_remote_harness(local, sandbox_root) as scorer:
         yield scorer
 
 
