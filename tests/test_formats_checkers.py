@@ -273,13 +273,45 @@ def test_new_formats_take_no_other_rows():
     assert detect_format({"inputs": ["1"], "outputs": ["1"]}) == "stdio"
 
 
+def test_kattis_include_files_are_compiled_with_c_and_cpp_submissions(scorer, tmp_path):
+    """Issue 48, item 5: ``include/<language>/`` files were ignored, so every submission of such a problem failed.
+    C and C++ ones are added beside the submission and compiled with it, as problemtools does (``run/source.py``:
+    copied into the submission's directory, every source file of the language compiled together); a Python
+    submission gets none (they are another language's)."""
+    if shutil.which("g++") is None or shutil.which("gcc") is None:
+        pytest.skip("needs g++ and gcc")
+    _kattis(tmp_path / "graded")
+    for folder, suffix in (("cpp", "cpp"), ("c", "c")):
+        (tmp_path / "graded" / "include" / folder / "lib").mkdir(parents=True)
+        (tmp_path / "graded" / "include" / folder / "lib" / "add.h").write_text(
+            "#ifdef __cplusplus\nextern \"C\"\n#endif\nlong long add(long long a, long long b);\n")
+        (tmp_path / "graded" / "include" / folder / f"grader.{suffix}").write_text(
+            '#include <stdio.h>\n#include "lib/add.h"\nint main(void) {\n  long long a, b;\n'
+            '  if (scanf("%lld %lld", &a, &b) != 2) return 1;\n  printf("%lld\\n", add(a, b));\n  return 0;\n}\n')
+    (row,) = load_tasks(tmp_path / "graded")
+    assert sorted(row["include_files"]) == ["c", "cpp"]
+    task = Task.from_row(row)
+    cpp = 'extern "C" long long add(long long a, long long b) { return a + b; }'
+    c = "long long add(long long a, long long b) { return a + b; }"
+    wrong = cpp.replace("return a + b;", "return a;")
+    results = scorer.score([task] * 4, [f"```cpp\n{cpp}\n```", f"```c\n{c}\n```", f"```cpp\n{wrong}\n```",
+                                        "```python\nprint(sum(map(int, input().split())))\n```"])
+    assert [(r.status, r.reward) for r in results] == [("passed", 1.0), ("passed", 1.0), ("failed", 0.0),
+                                                       ("passed", 1.0)], results
+
+
 def test_kattis_packages_whose_submissions_would_be_judged_wrongly_here_are_refused_with_why(tmp_path):
-    """Issue 48, item 5: ``include/<language>/`` files and a group's own ``output_validator_flags`` were ignored
-    (every submission of such a problem failed, or was judged with the problem's flags); they are refused."""
+    """Issue 48, item 5: include files of other languages than C and C++, and a group's own
+    ``output_validator_flags`` (judged with the problem's flags before), are refused with why."""
     _kattis(tmp_path / "included")
-    (tmp_path / "included" / "include" / "cpp").mkdir(parents=True)
-    (tmp_path / "included" / "include" / "cpp" / "grader.cpp").write_text("int main() {}\n")
-    with pytest.raises(TaskFormatError, match="include/ files .* not supported yet"):
+    (tmp_path / "included" / "include" / "python3").mkdir(parents=True)
+    (tmp_path / "included" / "include" / "python3" / "grader.py").write_text("import solution\n")
+    with pytest.raises(TaskFormatError, match="include/python3/ files .* not supported yet"):
+        load_tasks(tmp_path / "included")
+    (tmp_path / "included" / "include" / "python3" / "grader.py").unlink()
+    (tmp_path / "included" / "include" / "cpp").mkdir()
+    (tmp_path / "included" / "include" / "cpp" / "main.cpp").write_text("int main() {}\n")
+    with pytest.raises(TaskFormatError, match="a name the submission's own files take"):
         load_tasks(tmp_path / "included")
     _kattis(tmp_path / "flagged", flags="float_tolerance 1e-6")
     (tmp_path / "flagged" / "data" / "secret" / "group1" / "testdata.yaml").write_text(

@@ -34,14 +34,14 @@ Stdlib only: ``trl-sandbox score`` imports neither torch nor trl.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigurationError, TaskFormatError
 
-__all__ = ["LANGUAGES", "Language", "build_spec", "completion_language", "language_named", "row_language",
-           "solutions_language"]
+__all__ = ["LANGUAGES", "Language", "SOURCE_SUFFIXES", "build_spec", "completion_language", "language_named",
+           "row_language", "solutions_language", "with_files"]
 
 
 @dataclass(frozen=True)
@@ -227,6 +227,25 @@ def java_classes(source: str) -> tuple[str | None, str | None]:
         elif kind == "main" and stack and main_class is None:
             main_class = stack[-1][0]
     return public, main_class
+
+
+#: The source files of a language that its compiler takes with the program (problemtools' ``config/languages.yaml``
+#: ``files`` patterns).
+SOURCE_SUFFIXES = {"cpp": (".cc", ".C", ".cpp", ".cxx", ".c++"), "c": (".c",)}
+
+
+def with_files(build: dict[str, Any], files: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """``build`` (see :func:`build_spec`) with a task's own ``files`` (``(relative path, text)``: a Kattis package's
+    ``include/<language>/``) written beside the program and, those that are the language's source files
+    (:data:`SOURCE_SUFFIXES`), compiled with it, in path order after the program's source (problemtools compiles
+    every source file of the submission's directory together)."""
+    suffixes = SOURCE_SUFFIXES.get(str(build.get("language")), ())
+    sources = sorted(name for name, _ in files if name.endswith(suffixes)) if suffixes else []
+    compile_argv = list(build.get("compile") or ())
+    if sources and build.get("source") in compile_argv:
+        at = compile_argv.index(build["source"]) + 1
+        compile_argv[at:at] = sources
+    return {**build, "files": [list(f) for f in files], "compile": compile_argv}
 
 
 def build_spec(language: str, memory_limit_bytes: int | None = None, source: str = "") -> dict[str, Any]:

@@ -41,7 +41,7 @@ from .formats._common import str_list
 from .harness.base import record_mac
 from .harness.cputime import WALL_FACTOR
 from .harness.groups import test_score
-from .languages import LANGUAGES, build_spec, row_language, solutions_language
+from .languages import LANGUAGES, build_spec, row_language, solutions_language, with_files
 from .loading import lost_fields
 from .subtasks import Subtask, harness_groups, read_score_tree, read_subtasks, subtask_points, tree_score
 
@@ -206,9 +206,10 @@ class Task:
             groups; see :mod:`trl_sandbox.subtasks`), else ``()``.
         score_tree: A Kattis scoring package's test data groups (see :func:`trl_sandbox.subtasks.read_score_tree`),
             else None.
-        grader: A C++ program's build of the task's own: files compiled with the completion and how (open-r1 IOI's
-            graders, see :func:`trl_sandbox.formats.ioi.grader_build`: ``{"kind": "ioi", "problem", "source",
-            "files", "compile", "run"}``), else None.
+        grader: open-r1 IOI's grader build: files compiled with a C++ completion and how (see
+            :func:`trl_sandbox.formats.ioi.grader_build`), else None.
+        include_files: Kattis' ``include/cpp/`` and ``include/c/``: files compiled with a completion of that
+            language, by language (see :func:`trl_sandbox.languages.with_files`), else None.
     """
 
     task_id: str
@@ -240,6 +241,7 @@ class Task:
     subtasks: tuple[Subtask, ...] = ()
     score_tree: dict[str, Any] | None = None
     grader: dict[str, Any] | None = None
+    include_files: dict[str, tuple[tuple[str, str], ...]] | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -289,12 +291,10 @@ class Task:
                     "'starter_code' (load_tasks(..., chat=True) does).", task.task_id,
                 )
         language = row_language(row)
-        if language is not None and LANGUAGES[language].native:
-            if task.format != "stdio":
-                raise TaskFormatError(f"{LANGUAGES[language].title} completions run stdin/stdout tasks only; this "
-                                      f"row's tests are {task.format} tests")
-            task = dataclasses.replace(task, language=language)
-        elif language is not None:
+        if language is not None and LANGUAGES[language].native and task.format != "stdio":
+            raise TaskFormatError(f"{LANGUAGES[language].title} completions run stdin/stdout tasks only; this "
+                                  f"row's tests are {task.format} tests")
+        if language is not None:
             task = dataclasses.replace(task, language=language)
         guess = solutions_language(row) if task.format == "stdio" else None
         if guess is not None:
@@ -440,13 +440,13 @@ class Task:
                 raise ValueError(f"{language} code runs stdin/stdout tasks only, not {self.format} tasks")
             build = build_spec(language, self.memory_limit_bytes, code)
             if self.grader is not None and language == "cpp":
-                code = ioi.submission(code, self.grader["problem"])
-                build.update({k: self.grader[k] for k in ("source", "files", "compile", "run")})
+                code, build = ioi.with_grader(self.grader, code, build)
+            elif self.include_files and language in self.include_files:
+                build = with_files(build, self.include_files[language])
             return {"mode": "stdio", "program": code, "test_timeout_s": test_timeout_s, "output_limit": output_limit,
                     "stop_on_failure": stop_on_failure, "tests": list(self.tests), "expected": list(self.outputs),
-                    "memory_limit_bytes": self.memory_limit_bytes,
-                    "files": list(self.files) or None, "files_only": self.files_only,
-                    "nonzero_exit": self.nonzero_exit, "build": build,
+                    "memory_limit_bytes": self.memory_limit_bytes, "files": list(self.files) or None,
+                    "files_only": self.files_only, "nonzero_exit": self.nonzero_exit, "build": build,
                     "compile_timeout_s": compile_timeout_s, **self._judge_fields(compare, judge)}
         base = {
             "program": self.program(code),

@@ -52,7 +52,7 @@ from ..subtasks import Subtask
 from ._common import Format, limit_bytes, limit_seconds, stdio_fields
 
 __all__ = ["FORMAT", "JUDGE", "TIME_LIMIT_FACTOR", "add_test_cases", "grader_build", "read_ioi", "submission",
-           "test_case_table"]
+           "test_case_table", "with_grader"]
 
 #: The stdout judge of rows without a checker (piston's ``diff -bq`` against ``echo "$CORRECT_OUTPUT"``).
 JUDGE: dict[str, Any] = {"mode": "ioi"}
@@ -111,6 +111,14 @@ def grader_build(problem_id: str, files: Sequence[tuple[str, str]]) -> dict[str,
     sources = [f"graders/{name}.cpp", *(p for p in ("graders/grader.cpp", "graders/stub.cpp") if p in present)]
     return {"source": source, "files": [list(f) for f in files],
             "compile": [*COMPILE_FLAGS, "-o", f"graders/{name}", *sources], "run": [f"./graders/{name}"]}
+
+
+def with_grader(grader: dict[str, Any], code: str, build: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A C++ completion's ``code`` and harness ``build`` (:func:`trl_sandbox.languages.build_spec`) for a task with
+    the ``grader`` of :func:`read_ioi`: the code with open-r1's includes (:func:`submission`), the build with the
+    grader's files, source name and command lines."""
+    return submission(code, grader["problem"]), {**build, **{k: grader[k] for k in ("source", "files", "compile",
+                                                                                  "run")}}
 
 
 def submission(code: str, problem_id: str) -> str:

@@ -7,8 +7,9 @@ github ``Kattis/problemtools`` ``problemtools/verifyproblem.py``): ``problem.yam
 time_safety_margin, time_limit}``), ``output_validators/<name>/`` (or ``output_validator/``, the 2023-07 version,
 or ``output_validator/<name>/``) with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret``
 with ``*.in`` and ``*.ans``, in nested groups, ``submissions/<verdict>/``; a ``type: scoring`` problem's test data
-groups (``testdata.yaml``) as its row's ``score_tree`` (see :func:`_kattis_groups`). A custom validator runs as ``validator input judge_answer feedback_dir
-[validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention; ``custom interactive`` makes it the
+groups (``testdata.yaml``) as its row's ``score_tree`` (see :func:`_kattis_groups`); ``include/cpp/`` and
+``include/c/`` as its row's ``include_files`` (see :func:`_include_files`). A custom validator runs as ``validator
+input judge_answer feedback_dir [validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention; ``custom interactive`` makes it the
 interactor. The default validator compares tokens, case-insensitively unless ``case_sensitive``, numbers within
 ``float_tolerance`` / ``float_relative_tolerance`` / ``float_absolute_tolerance`` when given. Time: problemtools
 sets the limit from the accepted submissions' time × ``time_multiplier`` (the package does not store it); it is read
@@ -254,18 +255,54 @@ def _flag_list(value: Any, where: str) -> list[str]:
     raise TaskFormatError(f"{where}: flags must be a string or a list of them, got {value!r:.80}")
 
 
+#: problemtools' language ids (``config/languages.yaml``) whose ``include/<id>/`` files are supported here, with
+#: trl-sandbox's name of the language.
+INCLUDE_LANGUAGES = {"cpp": "cpp", "c": "c"}
+
+
+def _include_files(root: Path) -> dict[str, list[list[str]]]:
+    """A Kattis package's ``include/<language>/`` files, added beside every submission of that language and compiled
+    with it (problemtools a185fe9: ``model/includes.py``, ``run/source.py``: the files copied into the submission's
+    directory, then every source file of the language compiled together): ``{language: [[path below
+    include/<language>/, text], ...]}``, C and C++ only.
+
+    Raises:
+        TaskFormatError: include files of another language, ``include/default/`` (added to every language's
+            submissions: a Python one runs in the judge's own process here), files that are not UTF-8 text, or a file
+            named as the submission's own source or program (``main.cpp``, ``main``).
+    """
+    include = root / "include"
+    found: dict[str, list[list[str]]] = {}
+    if not include.is_dir():
+        return found
+    for folder in sorted(p for p in include.iterdir() if p.is_dir()):
+        files = sorted(p for p in folder.rglob("*") if p.is_file())
+        if not files:
+            continue
+        language = INCLUDE_LANGUAGES.get(folder.name)
+        if language is None:
+            raise TaskFormatError(f"{root}: include/{folder.name}/ files (added to every submission of that "
+                                  "language) are not supported yet; include/cpp/ and include/c/ are")
+        entries = []
+        for path in files:
+            name = path.relative_to(folder).as_posix()
+            if name in ("main", f"main.{language}") or any(part.startswith(".") for part in name.split("/")):
+                raise TaskFormatError(f"{root}: include/{folder.name}/{name}: a name the submission's own files take")
+            try:
+                entries.append([name, path.read_text(encoding="utf-8")])
+            except UnicodeDecodeError:
+                raise TaskFormatError(f"{root}: include/{folder.name}/{name} is not UTF-8 text") from None
+        found[language] = entries
+    return found
+
+
 def _refuse_unsupported(root: Path, flags: list[str]) -> None:
-    """Refuse what a Kattis package may hold that would be judged wrongly here: ``include/<language>/`` files (compiled
-    or run with every submission: without them each would fail) and a group's own ``output_validator_flags`` (its
-    tests judged with other flags than the problem's).
+    """Refuse what a Kattis package may hold that would be judged wrongly here: a group's own
+    ``output_validator_flags`` (its tests judged with other flags than the problem's).
 
     Raises:
         TaskFormatError: naming what and where.
     """
-    include = root / "include"
-    if include.is_dir() and any(p.is_file() for p in include.rglob("*")):
-        raise TaskFormatError(f"{root}: include/ files (added to every submission of their language) are not "
-                              "supported yet")
     data = root / "data"
     for path in sorted(data.rglob("testdata.yaml")) if data.is_dir() else []:
         settings = _yaml(path)
@@ -300,6 +337,9 @@ def read_kattis(root: Path) -> dict[str, Any]:
                               "accept_score are")
     row: dict[str, Any] = {"task_format": "kattis_package", "task_id": root.name,
                            "package_tests": _kattis_tests(root), "interactor": None, "time_limit_factor": 1.0}
+    includes = _include_files(root)
+    if includes:
+        row["include_files"] = includes
     if "scoring" in kind.split() or "score" in validation:
         tests, tree = _kattis_groups(root, config.get("grading") if isinstance(config.get("grading"), dict) else {})
         row.update(package_tests=tests, score_tree=tree)

@@ -11,7 +11,8 @@ validator), ``interactor`` (an interactor spec) or None, ``time_limit_s``, ``tim
 ``memory_limit_bytes``, and ``reference_solutions`` (a list of ``{path, language, tag, source}``: Kattis'
 ``submissions/<verdict>/``, Polygon's ``<solutions>`` with their tags, Frontier-CS' ``examples/reference.cpp``),
 which the task does not carry; ``subtasks`` (a list of :func:`trl_sandbox.subtasks.read_subtasks` entries: Polygon's
-groups with points) when the package scores by groups.
+groups with points) when the package scores by groups; ``include_files`` (Kattis' ``include/<language>/``:
+``{language: [[path, text], ...]}``, C and C++) when it has them.
 """
 
 from __future__ import annotations
@@ -49,7 +50,34 @@ def read_package(row: Mapping[str, Any]) -> dict[str, Any]:
     interactor = parse_interactor(row.get("interactor"))
     if interactor is not None:
         fields["interactor"] = interactor
+    includes = row.get("include_files")
+    if includes:
+        fields["include_files"] = read_include_files(includes)
     return fields
+
+
+def read_include_files(value: Any) -> dict[str, tuple[tuple[str, str], ...]]:
+    """A row's ``include_files``: ``{language: [[relative path, text], ...]}`` for C and C++ (see
+    :func:`trl_sandbox.formats.package_dirs._include_files`).
+
+    Raises:
+        TaskFormatError: another shape, another language, or a path that is not a plain relative one.
+    """
+    if not isinstance(value, Mapping):
+        raise TaskFormatError("task field 'include_files' must map a language to [[path, text], ...]")
+    found = {}
+    for language, files in value.items():
+        if language not in ("cpp", "c"):
+            raise TaskFormatError(f"task field 'include_files': {language!r} files are not supported; cpp and c are")
+        if not isinstance(files, list) or not all(
+                isinstance(f, (list, tuple)) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in files):
+            raise TaskFormatError("task field 'include_files' must map a language to [[path, text], ...]")
+        for name, _text in files:
+            if not name or name.startswith("/") or any(p in ("", ".", "..") or p.startswith(".")
+                                                       for p in name.split("/")):
+                raise TaskFormatError(f"task field 'include_files': {name!r} is not a plain relative path")
+        found[str(language)] = tuple((str(n), str(t)) for n, t in files)
+    return found
 
 
 KATTIS = Format("kattis_package", read_package, id_field="task_id")
