@@ -113,7 +113,7 @@ def test_kattis_package_default_validator(tmp_path):
                                                                 "wrong_answer")}
     task = Task.from_row(row)
     assert task.task_id == "sum" and task.tests == ("1 2\n", "2 2\n") and task.outputs == ("3\n", "4\n")
-    assert task.default_compare == {"mode": "float", "tolerance": 1e-6, "ignore_case": True}
+    assert task.default_compare == {"mode": "kattis", "flags": ["float_tolerance", "1e-6"]}
     assert task.time_limit_s == 2.0 and task.time_limit_factor == 1.0 and task.memory_limit_bytes == 512 << 20
     assert json.loads(json.dumps(row)) == row  # rows can be kept as JSONL
 
@@ -315,9 +315,29 @@ def test_kattis_packages_whose_submissions_would_be_judged_wrongly_here_are_refu
         load_tasks(tmp_path / "included")
     _kattis(tmp_path / "flagged", flags="float_tolerance 1e-6")
     (tmp_path / "flagged" / "data" / "secret" / "group1" / "testdata.yaml").write_text(
-        "output_validator_flags: float_tolerance 1e-3\n")
-    with pytest.raises(TaskFormatError, match="group1/testdata.yaml sets output_validator_flags 'float_tolerance 1e-3'"):
+        "output_validator_flags: float_tolerance x\n")
+    with pytest.raises(TaskFormatError, match="float_tolerance needs a number"):
         load_tasks(tmp_path / "flagged")
+
+
+@pytest.mark.parametrize("validator", ["default", "custom"])
+def test_a_kattis_groups_own_output_validator_flags_judge_its_tests(scorer, tmp_path, validator):
+    """Issue 48, item 5: a group's ``testdata.yaml`` ``output_validator_flags`` follow the problem's
+    ``validator_flags`` for the tests at and below it (problemtools a185fe9, ``TestCase.output_validator_flags``; a
+    group inherits the key from the group above it); they were ignored. Here the sample is judged with 1e-6 and the
+    secret group with 1e-3: 0.0005 off passes the group only."""
+    _kattis(tmp_path / "flagged", validation=validator, flags="float_tolerance 1e-6")
     (tmp_path / "flagged" / "data" / "secret" / "group1" / "testdata.yaml").write_text(
-        "output_validator_flags: float_tolerance 1e-6\n")  # the problem's own: judged as it is
-    assert load_tasks(tmp_path / "flagged")[0]["task_id"] == "flagged"
+        "output_validator_flags: float_tolerance 1e-3\n")
+    if validator == "custom":  # Kattis' own convention, its tolerance from the flags it is given
+        (tmp_path / "flagged" / "output_validators" / "tol").mkdir(parents=True)
+        (tmp_path / "flagged" / "output_validators" / "tol" / "validate.py").write_text(
+            "import sys\nwant = float(open(sys.argv[2]).read())\ntry:\n    got = float(sys.stdin.read())\n"
+            "except ValueError:\n    sys.exit(43)\n"
+            "sys.exit(42 if abs(got - want) <= float(sys.argv[-1]) else 43)\n")  # the last flag given: the group's
+    (row,) = load_tasks(tmp_path / "flagged")
+    task = Task.from_row(row)
+    off = "a, b = map(int, input().split())\nprint(a + b + 0.0005)"
+    exact = "a, b = map(int, input().split())\nprint(a + b)"
+    got = [(r.status, r.tests_passed) for r in scorer.score([task] * 2, [exact, off])]
+    assert got == [("passed", 2), ("failed", 1)], got

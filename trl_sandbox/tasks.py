@@ -16,8 +16,7 @@ imports something): HumanEval's own rows (see :func:`trl_sandbox.formats.code_pr
 :func:`~trl_sandbox.prompts.chat_rows` (``load_tasks(..., chat=True)``) turns HumanEval, MBPP and call-based rows into
 conversational prompts plus ``starter_code``.
 
-Code extraction is :mod:`trl_sandbox.completions`, banned patterns :mod:`trl_sandbox.banned`, loading rows
-:mod:`trl_sandbox.loading`, prompts :mod:`trl_sandbox.prompts`.
+Code extraction: :mod:`.completions`; banned patterns: :mod:`.banned`; rows: :mod:`.loading`, :mod:`.prompts`.
 """
 
 from __future__ import annotations
@@ -206,10 +205,9 @@ class Task:
             groups; see :mod:`trl_sandbox.subtasks`), else ``()``.
         score_tree: A Kattis scoring package's test data groups (see :func:`trl_sandbox.subtasks.read_score_tree`),
             else None.
-        grader: open-r1 IOI's grader build: files compiled with a C++ completion and how (see
-            :func:`trl_sandbox.formats.ioi.grader_build`), else None.
-        include_files: Kattis' ``include/cpp/`` and ``include/c/``: files compiled with a completion of that
-            language, by language (see :func:`trl_sandbox.languages.with_files`), else None.
+        grader: open-r1 IOI's grader build (see :func:`trl_sandbox.formats.ioi.grader_build`), else None.
+        include_files: Kattis' ``include/cpp/``, ``include/c/`` by language (see :func:`.languages.with_files`).
+        test_compares: Per test, None or its own judge (``{"flags"}`` over the checker): Kattis groups' own flags.
     """
 
     task_id: str
@@ -242,6 +240,7 @@ class Task:
     score_tree: dict[str, Any] | None = None
     grader: dict[str, Any] | None = None
     include_files: dict[str, tuple[tuple[str, str], ...]] | None = None
+    test_compares: tuple[dict[str, Any] | None, ...] = ()
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], task_format: str | None = None) -> Task:
@@ -484,6 +483,8 @@ class Task:
             fields["groups"] = harness_groups(self.subtasks)
         if self.score_tree:
             fields["score_tree"] = self.score_tree
+        if self.test_compares and not (self.compare or compare):  # with the task's own judge only
+            fields["test_compares"] = list(self.test_compares)
         fields.update(judge or {})
         return fields
 

@@ -14,7 +14,7 @@ from ..errors import TaskFormatError
 
 #: Judge names a row's ``compare`` or ``sandbox_compare`` may give (see
 #: :func:`trl_sandbox.harness.compare.same_output`).
-JUDGE_NAMES = ("exact", "lines", "tokens", "float", "decimal", "apps", "taco", "codeforces", "ioi")
+JUDGE_NAMES = ("exact", "lines", "tokens", "float", "decimal", "apps", "taco", "codeforces", "ioi", "kattis")
 
 
 @dataclass(frozen=True)
@@ -303,6 +303,18 @@ def parse_compare(value: Any) -> dict[str, Any] | None:
     if mode not in JUDGE_NAMES:
         raise TaskFormatError(f"compare: unknown judge {mode!r}; use one of {', '.join(JUDGE_NAMES)} or a checker")
     judge: dict[str, Any] = {"mode": mode}
+    if mode == "kattis":  # Kattis' default validator: its flags are its settings
+        flags = value.get("flags") or []
+        flags = flags.split() if isinstance(flags, str) else flags
+        if not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+            raise TaskFormatError("compare: the kattis judge's flags must be a list of strings")
+        from ..harness.compare import kattis_flags
+
+        try:
+            kattis_flags(list(flags))
+        except ValueError as exc:
+            raise TaskFormatError(f"compare: Kattis default validator flags {' '.join(flags)!r}: {exc}") from None
+        return {"mode": "kattis", "flags": list(flags)}
     if "tolerance" in value:
         try:
             tolerance = float(value["tolerance"])

@@ -9,9 +9,11 @@ or ``output_validator/<name>/``) with C, C++ or Python sources and headers, ``da
 with ``*.in`` and ``*.ans``, in nested groups, ``submissions/<verdict>/``; a ``type: scoring`` problem's test data
 groups (``testdata.yaml``) as its row's ``score_tree`` (see :func:`_kattis_groups`); ``include/cpp/`` and
 ``include/c/`` as its row's ``include_files`` (see :func:`_include_files`). A custom validator runs as ``validator
-input judge_answer feedback_dir [validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention; ``custom interactive`` makes it the
-interactor. The default validator compares tokens, case-insensitively unless ``case_sensitive``, numbers within
-``float_tolerance`` / ``float_relative_tolerance`` / ``float_absolute_tolerance`` when given. Time: problemtools
+input judge_answer feedback_dir [validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention;
+``custom interactive`` makes it the interactor. The default validator is the ``kattis`` judge, problemtools'
+``default_validator.cc`` with the flags (tokens, case-insensitive unless ``case_sensitive``, any number within
+``float_tolerance`` / ``float_relative_tolerance`` / ``float_absolute_tolerance`` when given, white space exact with
+``space_change_sensitive``); a test group's own ``output_validator_flags`` follow the problem's for its tests. Time: problemtools
 sets the limit from the accepted submissions' time × ``time_multiplier`` (the package does not store it); it is read
 from ``limits.time_limit``, the ``.timelimit`` file Kattis installs, or DOMjudge's ``domjudge-problem.ini``
 ``timelimit`` (seconds), else the package has none here. Tests: the
@@ -194,23 +196,19 @@ def _kattis_groups(root: Path, grading: dict[str, Any]) -> tuple[list[dict[str, 
 
 
 def _default_validator(flags: list[str]) -> dict[str, Any]:
-    """Kattis' default output validator with ``validator_flags`` as a stdout judge: tokens, case-insensitive unless
-    ``case_sensitive``, numbers within the float tolerances given."""
-    judge: dict[str, Any] = {"mode": "tokens"}
-    values = {}
-    for i, flag in enumerate(flags[:-1]):
-        if flag in ("float_tolerance", "float_relative_tolerance", "float_absolute_tolerance"):
-            try:
-                values[flag] = float(flags[i + 1])
-            except ValueError:
-                raise TaskFormatError(f"validator_flags: {flag} needs a number, got {flags[i + 1]!r}") from None
-    if values:
-        judge = {"mode": "float", "tolerance": max(values.values())}
-        if set(values) == {"float_absolute_tolerance"}:
-            judge["absolute_only"] = True
-    if "case_sensitive" not in flags:
-        judge["ignore_case"] = True
-    return judge
+    """Kattis' default output validator with ``validator_flags`` as a stdout judge (the ``kattis`` judge of
+    :func:`trl_sandbox.harness.compare.same_output`: problemtools' ``default_validator.cc``, its flags as they are).
+
+    Raises:
+        TaskFormatError: a flag the validator does not know, or a tolerance that is not a number.
+    """
+    from ..harness.compare import kattis_flags
+
+    try:
+        kattis_flags(flags)
+    except ValueError as exc:
+        raise TaskFormatError(f"validator_flags {' '.join(flags)!r}: {exc} (Kattis' default validator)") from None
+    return {"mode": "kattis", "flags": list(flags)}
 
 
 def _validator_folder(root: Path) -> Path | None:
@@ -261,15 +259,12 @@ INCLUDE_LANGUAGES = {"cpp": "cpp", "c": "c"}
 
 
 def _include_files(root: Path) -> dict[str, list[list[str]]]:
-    """A Kattis package's ``include/<language>/`` files, added beside every submission of that language and compiled
-    with it (problemtools a185fe9: ``model/includes.py``, ``run/source.py``: the files copied into the submission's
-    directory, then every source file of the language compiled together): ``{language: [[path below
-    include/<language>/, text], ...]}``, C and C++ only.
+    """A Kattis package's ``include/<language>/`` files, compiled with every submission of that language
+    (problemtools a185fe9 ``model/includes.py``, ``run/source.py``): ``{language: [[path, text], ...]}``, C and C++.
 
     Raises:
-        TaskFormatError: include files of another language, ``include/default/`` (added to every language's
-            submissions: a Python one runs in the judge's own process here), files that are not UTF-8 text, or a file
-            named as the submission's own source or program (``main.cpp``, ``main``).
+        TaskFormatError: include files of another language or ``include/default/`` (for every language: a Python
+            one runs in the judge's process here), not UTF-8, or named as the submission's (``main.cpp``, ``main``).
     """
     include = root / "include"
     found: dict[str, list[list[str]]] = {}
@@ -296,23 +291,44 @@ def _include_files(root: Path) -> dict[str, list[list[str]]]:
     return found
 
 
-def _refuse_unsupported(root: Path, flags: list[str]) -> None:
-    """Refuse what a Kattis package may hold that would be judged wrongly here: a group's own
-    ``output_validator_flags`` (its tests judged with other flags than the problem's).
+def _refuse_unsupported(root: Path) -> None:
+    """Refuse a group's scoring given as a mapping (the 2023-07 format's: judged wrongly here).
 
     Raises:
-        TaskFormatError: naming what and where.
+        TaskFormatError: naming what and where; a group's ``output_validator_flags`` that are not flags.
     """
     data = root / "data"
     for path in sorted(data.rglob("testdata.yaml")) if data.is_dir() else []:
         settings = _yaml(path)
-        own = _flag_list(settings.get("output_validator_flags"), f"{root}: {path.relative_to(root)}")
+        _flag_list(settings.get("output_validator_flags"), f"{root}: {path.relative_to(root)}")
         if isinstance(settings.get("grading"), dict) or "scoring" in settings:
             raise TaskFormatError(f"{root}: {path.relative_to(root)} gives its group's scoring as a mapping (the "
                                   "2023-07 format's score, max_score and aggregation): not supported yet")
-        if own and own != flags:
-            raise TaskFormatError(f"{root}: {path.relative_to(root)} sets output_validator_flags {' '.join(own)!r} "
-                                  "for its group: per-group validator flags are not supported yet")
+
+
+def _test_flags(root: Path, names: list[str], flags: list[str]) -> list[list[str] | None]:
+    """Each test's output validator flags where its group adds some, else None: ``flags`` (``problem.yaml``'s) then
+    the nearest ``output_validator_flags`` at or above its group (problemtools a185fe9 ``TestCase
+    .output_validator_flags``; a group inherits them). ``names``: the tests' paths below ``data/``, no suffix."""
+    found: dict[str, list[str]] = {}
+
+    def group_flags(folder: Path) -> list[str]:
+        key = folder.as_posix()
+        if key not in found:
+            own = None
+            if (folder / "testdata.yaml").is_file():
+                settings = _yaml(folder / "testdata.yaml")
+                if "output_validator_flags" in settings:
+                    own = _flag_list(settings["output_validator_flags"], f"{root}: {folder}/testdata.yaml")
+            above = group_flags(folder.parent) if folder != root / "data" else []
+            found[key] = own if own is not None else above
+        return found[key]
+
+    result: list[list[str] | None] = []
+    for name in names:
+        extra = group_flags((root / "data" / name).parent)
+        result.append([*flags, *extra] if extra else None)
+    return result
 
 
 def read_kattis(root: Path) -> dict[str, Any]:
@@ -328,7 +344,7 @@ def read_kattis(root: Path) -> dict[str, Any]:
     interactive = "interactive" in validation or "interactive" in kind.split()
     flags = _flag_list(config.get("validator_flags"), f"{root}: problem.yaml validator_flags")
     limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
-    _refuse_unsupported(root, flags)
+    _refuse_unsupported(root)
     if "score" in validation:
         # each test's score.txt, aggregated by the groups against their maximum: not read yet (paying a test's
         # score.txt as a fraction of 1 would pay any score as full marks)
@@ -357,6 +373,13 @@ def read_kattis(root: Path) -> dict[str, Any]:
                                           answer_is_output=False)
     else:
         row["judge"] = _default_validator(flags)
+    per_test = _test_flags(root, [t["name"] for t in row["package_tests"]], flags)
+    if any(f is not None for f in per_test):  # a group's own output_validator_flags
+        if interactive:
+            raise TaskFormatError(f"{root}: a test group sets output_validator_flags of its own for the interactive "
+                                  "validator: per-group flags of an interactor are not supported yet")
+        row["test_compares"] = [None if f is None else {"flags": f} if "checker" in row else _default_validator(f)
+                                for f in per_test]
     seconds = limits.get("time_limit")
     if seconds is None and (root / ".timelimit").is_file():
         seconds = _text(root / ".timelimit").strip()

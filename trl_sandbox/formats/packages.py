@@ -12,7 +12,8 @@ validator), ``interactor`` (an interactor spec) or None, ``time_limit_s``, ``tim
 ``submissions/<verdict>/``, Polygon's ``<solutions>`` with their tags, Frontier-CS' ``examples/reference.cpp``),
 which the task does not carry; ``subtasks`` (a list of :func:`trl_sandbox.subtasks.read_subtasks` entries: Polygon's
 groups with points) when the package scores by groups; ``include_files`` (Kattis' ``include/<language>/``:
-``{language: [[path, text], ...]}``, C and C++) when it has them.
+``{language: [[path, text], ...]}``, C and C++) when it has them; ``test_compares`` (per test, None or its own
+judge, or ``{"flags"}`` for its checker: a Kattis test group's ``output_validator_flags``) when a group sets them.
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ def read_package(row: Mapping[str, Any]) -> dict[str, Any]:
     includes = row.get("include_files")
     if includes:
         fields["include_files"] = read_include_files(includes)
+    per_test = row.get("test_compares")
+    if per_test is not None:
+        if not isinstance(per_test, list) or len(per_test) != len(tests):
+            raise TaskFormatError("task field 'test_compares' must give one entry (None or a judge) per test")
+        fields["test_compares"] = tuple(
+            None if c is None else {"flags": [str(f) for f in c["flags"]]} if isinstance(c, Mapping) and set(c) == {
+                "flags"} and isinstance(c["flags"], list) else parse_compare(c) for c in per_test)
     return fields
 
 

@@ -314,6 +314,111 @@ def _ioi_judge(output, expected, compare):
     return _diff_b_lines(output) == _diff_b_lines(answer)
 
 
+#: What C's ``isspace`` is in the C locale: the separators of ``std::cin >> token``.
+_C_SPACE = " \t\n\v\f\r"
+_C_SPACE_RUN = re.compile(r"([ \t\n\v\f\r]+)")
+#: ``sscanf(s, "%lf%10s")`` reading the whole token as one number (glibc's ``scanf``, measured): decimal, where an
+#: exponent without digits (``5e``, ``5e+``) is consumed and ignored; or hexadecimal, with at least a digit or the
+#: point (``0x.`` is 0), its exponent likewise (``0x1p``); ``inf`` and ``nan`` are no float to the validator.
+_C_DECIMAL = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d*))?\Z")
+_C_HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]*)(?:[pP]([+-]?\d*))?\Z")
+
+
+def _c_float(token):
+    """problemtools' ``isfloat``: the token read whole as a finite double, as glibc's ``sscanf`` reads it, else
+    None."""
+    try:
+        decimal = _C_DECIMAL.match(token)
+        if decimal:
+            mantissa, exponent = decimal.groups()
+            value = float(mantissa + ("e" + exponent if exponent and exponent.lstrip("+-") else ""))
+        else:
+            hexadecimal = _C_HEX.match(token)
+            if not hexadecimal:
+                return None
+            sign, digits, exponent = hexadecimal.groups()
+            if digits.strip(".") == "":
+                if exponent is not None:  # "0x.p1": the point alone takes no exponent
+                    return None
+                value = 0.0
+            else:
+                power = exponent if exponent and exponent.lstrip("+-") else "0"
+                value = float.fromhex("0x" + (digits + "0" if digits.endswith(".") else digits) + "p" + power)
+            value = -value if sign == "-" else value
+    except (ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def kattis_flags(flags):
+    """The default validator's settings from its flags (``case_sensitive``, ``space_change_sensitive``,
+    ``float_absolute_tolerance X``, ``float_relative_tolerance X``, ``float_tolerance X`` for both): ``(case,
+    space, absolute, relative)``, a tolerance -1 when not given; raises ``ValueError`` on a flag it does not know
+    (problemtools' validator stops with a judge error)."""
+    case = space = False
+    absolute = relative = -1.0
+    i = 0
+    while i < len(flags):
+        flag = flags[i]
+        if flag == "case_sensitive":
+            case = True
+        elif flag == "space_change_sensitive":
+            space = True
+        elif flag in ("float_absolute_tolerance", "float_relative_tolerance", "float_tolerance"):
+            value = _c_float(flags[i + 1]) if i + 1 < len(flags) else None
+            if value is None:
+                raise ValueError("%s needs a number" % flag)
+            if flag != "float_relative_tolerance":
+                absolute = value
+            if flag != "float_absolute_tolerance":
+                relative = value
+            i += 1
+        else:
+            raise ValueError("unknown flag %r" % (flag,))
+        i += 1
+    return case, space, absolute, relative
+
+
+def _kattis_judge(output, expected, compare):
+    """Kattis' default output validator (problemtools ``support/default_validator/default_validator.cc``) with the
+    task's ``flags``: the answer's and the output's tokens (split on C white space) pairwise, each expected token
+    that is a finite number (``isfloat``) matched by a number within the absolute or the relative tolerance when
+    either is given, else as text, ignoring ASCII case unless ``case_sensitive``; no token left over; with
+    ``space_change_sensitive`` the white space between, before and after them the same, byte for byte."""
+    case, space, absolute, relative = kattis_flags(list(compare.get("flags") or ()))
+    floats = absolute >= 0 or relative >= 0
+    if space:
+        want, got = _C_SPACE_RUN.split(expected), _C_SPACE_RUN.split(output)
+        if (len(want) != len(got) or any(w != g for w, g in zip(want[1::2], got[1::2]))
+                or (want[0] == "") != (got[0] == "") or (want[-1] == "") != (got[-1] == "")):
+            return False  # the same white space runs, at the same places (before the first token, after the last)
+        want, got = ([t.split("\x00", 1)[0] for t in parts[0::2] if t] for parts in (want, got))
+    else:
+        want, got = _c_tokens(expected), _c_tokens(output)
+    if len(want) != len(got):
+        return False
+    for judge, team in zip(want, got):
+        value = _c_float(judge) if floats else None
+        if value is not None:
+            mine = _c_float(team)
+            if mine is None:
+                return False
+            if not (abs(value - mine) <= absolute or abs(value - mine) <= relative * abs(value)):
+                return False
+        elif case:
+            if judge != team:
+                return False
+        elif judge.encode("utf-8", "surrogateescape").lower() != team.encode("utf-8", "surrogateescape").lower():
+            return False
+    return True
+
+
+def _c_tokens(text):
+    """``text``'s tokens as ``std::cin >> token`` reads them, each as its C string is (``strcmp`` and ``isfloat`` read
+    it up to its first NUL byte)."""
+    return [t.split("\x00", 1)[0] for t in _C_SPACE_RUN.split(text)[0::2] if t]
+
+
 def _lines_judge(output, expected, compare):
     return same_stdout(output, expected)
 
@@ -324,7 +429,7 @@ def _exact_judge(output, expected, compare):
 
 _STDOUT_JUDGES = {"exact": _exact_judge, "lines": _lines_judge, "tokens": _tokens_judge, "float": _float_judge,
                   "decimal": _decimal_judge, "apps": _apps_judge, "taco": _taco_judge,
-                  "codeforces": _codeforces_judge, "ioi": _ioi_judge}
+                  "codeforces": _codeforces_judge, "ioi": _ioi_judge, "kattis": _kattis_judge}
 
 
 def same_output(output, expected, compare=None):
@@ -352,6 +457,9 @@ def same_output(output, expected, compare=None):
       stripped, ``\\r\\n`` read as ``\\n`` (its other checks pay only wrong programs: ``2 1`` for ``1\\n2``);
     - ``codeforces``: open-r1's runner without a checker (``guipenedo/piston`` ``packages/codeforces/1.0.0/run``):
       the same tokens (ASCII whitespace, newlines included), the whole words yes/no in any case;
+    - ``kattis``: Kattis' default output validator with the task's ``flags`` (problemtools
+      ``support/default_validator``): tokens, numbers within its tolerances, case-insensitive unless
+      ``case_sensitive``, white space exact with ``space_change_sensitive``;
     - ``ioi``: open-r1's IOI runner without a checker (``guipenedo/piston`` ``packages/cms_ioi/1.0.0/run``):
       ``diff -b`` of the lines (white space runs within a line alike, none at line ends; blank lines count).
 

@@ -284,7 +284,8 @@ def judge_stdio(emit, worker, req, timeout):
     ``memory_limit_bytes``: a test whose run grew the worker's peak resident memory past it fails with "memory limit
     exceeded", as a judge measures it (the sandbox's own limit stays the hard cap). ``files``: ``[input name, output
     name]`` of file-mode problems; ``files_only``: those files are the program's only input and output (no stdin,
-    stdout discarded: open-r1 Codeforces' file mode).
+    stdout discarded: open-r1 Codeforces' file mode). ``test_compares``: per test, None or what its judge is instead
+    (a stdout judge) or over the checker (its ``flags``): a Kattis test group's own ``output_validator_flags``.
 
     Each test is one run of the program, as ``python3 prog.py < input`` is (see :func:`.stdio.run_stdin`). A run that
     raises, or ends its process (a non-zero ``os._exit``, a signal, a stack overflow), fails that test only: a Python
@@ -307,8 +308,8 @@ def judge_stdio(emit, worker, req, timeout):
         return 0
     limit = int(req.get("output_limit", 1 << 20))
     expected = req.get("expected") or []
-    compare = req.get("compare") or {}
-    exit_modes = (req.get("nonzero_exit"), compare.get("nonzero_exit"))
+    base_compare = req.get("compare") or {}
+    exit_modes = (req.get("nonzero_exit"), base_compare.get("nonzero_exit"))
     exit_ignored = "ignored" in exit_modes
     output_judged = "judged" in exit_modes
     memory = req.get("memory_limit_bytes")
@@ -320,7 +321,13 @@ def judge_stdio(emit, worker, req, timeout):
 
     grouped = bool(req.get("groups") or req.get("score_tree"))  # the tests after a timeout still run
 
+    overrides = req.get("test_compares") if _type(req.get("test_compares")) is list else []
+
     def run_test(i, text):
+        compare = base_compare
+        override = overrides[i] if i < len(overrides) else None
+        if _type(override) is dict:  # a Kattis group's own validator flags (its judge, or its checker's flags)
+            compare = dict(base_compare, **override) if "checker" in base_compare else override
         if not worker.alive and (not build or grouped):  # a checker, an interactor or a timeout ended the worker
             state["dead"] = True
         if state["dead"]:  # the program ended the last test's worker: a fresh one, the program loaded again
