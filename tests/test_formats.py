@@ -54,6 +54,7 @@ def statuses(results):
     ("1  2\n", "1 2\n", {"mode": "kattis", "flags": []}, True),
     ("1  2\n", "1 2\n", {"mode": "kattis", "flags": ["space_change_sensitive"]}, False),
     ("\n1 2\n", "1 2\n", {"mode": "kattis", "flags": ["space_change_sensitive"]}, False),
+    ("1.5\u0663\n", "1.53\n", {"mode": "kattis", "flags": ["float_tolerance", "1e-6"]}, False),  # ASCII digits only
     ("1000000.5\n", "1000000.0\n", {"mode": "float", "tolerance": 1e-6}, True),  # relative to the expected value
     ("1000000.5\n", "1000000.0\n", {"mode": "float", "tolerance": 1e-6, "absolute_only": True}, False),
     # A declared float judge (the row's compare, sandbox_compare) compares every number within its tolerance,

@@ -320,6 +320,18 @@ def test_kattis_packages_whose_submissions_would_be_judged_wrongly_here_are_refu
         load_tasks(tmp_path / "flagged")
 
 
+def test_kattis_files_keep_their_line_ends_and_hand_written_group_flags_keep_the_default_validator(tmp_path):
+    """The judges read raw files: an answer's ``\r\n`` stays (``space_change_sensitive`` compares it); a row's
+    ``test_compares`` entry of flags alone is the default validator with those flags (or the checker's)."""
+    _kattis(tmp_path / "crlf")
+    (tmp_path / "crlf" / "data" / "secret" / "group1" / "a.ans").write_bytes(b"4\r\n")
+    (row,) = load_tasks(tmp_path / "crlf")
+    assert row["package_tests"][1]["answer"] == "4\r\n"
+    flags = ["float_tolerance", "1e-6"]
+    task = Task.from_row({**row, "test_compares": [None, {"flags": flags}]})
+    assert task.test_compares == (None, {"mode": "kattis", "flags": flags})
+
+
 @pytest.mark.parametrize("validator", ["default", "custom"])
 def test_a_kattis_groups_own_output_validator_flags_judge_its_tests(scorer, tmp_path, validator):
     """Issue 48, item 5: a group's ``testdata.yaml`` ``output_validator_flags`` follow the problem's

@@ -224,6 +224,8 @@ def test_the_ioi_judge_agrees_with_gnu_diff_b(tmp_path):
     ({"grader_files": GRADER_FILES + [["graders/addup.cpp", "x"]]}, "the submission's own file"),
     ({"test_cases": {"1-01": ["in", "out"]}}, "test '1-02' is missing"),
     ({"score": "thirty"}, "subtask's points"),
+    ({"id": "../addup"}, "a plain file name"),
+    ({"test_cases": {"1-01": ["in", "\n"], "1-02": ["in", "out"]}}, "empty answer, which the official runner"),
 ])
 def test_a_bad_row_is_one_clear_error(change, message):
     cases = {c["test_name"]: [c["test_input"], c["test_output"]] for c in CASES}
@@ -240,6 +242,8 @@ def test_a_row_without_its_tests_says_how_to_add_them(tmp_path):
         Task.from_row(row)
     with pytest.raises(ConfigurationError, match="ioi-test-cases"):
         load_tasks([SMALL], ioi_tests=tmp_path)
+    with pytest.raises(ConfigurationError, match="neither the test-case rows nor a directory"):
+        load_tasks([SMALL], ioi_tests=5)
 
 
 def test_the_tests_are_read_from_a_copy_of_the_test_case_dataset(tmp_path):

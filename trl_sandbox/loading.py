@@ -180,7 +180,7 @@ def load_tasks(
 
         rows = list(rows)
         ioi_rows = [i for i, row in enumerate(rows) if (row.get("task_format") or detect_format(row)) == "ioi"]
-        years = {rows[i].get("year") for i in ioi_rows if rows[i].get("year") is not None}
+        years = {rows[i]["year"] for i in ioi_rows if isinstance(rows[i].get("year"), (int, str))}
         table = test_case_table(ioi_tests, years)
         for i in ioi_rows:
             rows[i] = add_test_cases(rows[i], table)

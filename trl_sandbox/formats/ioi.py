@@ -181,13 +181,19 @@ def read_ioi(row: Mapping[str, Any]) -> dict[str, Any]:
         raise TaskFormatError(f"open-r1 IOI row {row.get('id')!r}: task_type {task_type!r} ({kind}) is not "
                               "supported yet; only Batch tasks are")
     problem_id = row.get("id")
-    if not isinstance(problem_id, str) or not problem_id:
-        raise TaskFormatError("task field 'id' must be the problem's code (open-r1/ioi's 'id')")
+    if not isinstance(problem_id, str) or not problem_id or "/" in problem_id or problem_id.startswith("."):
+        raise TaskFormatError("task field 'id' must be the problem's code (open-r1/ioi's 'id', a plain file name)")
     names = row.get("test_names")
     if (not isinstance(names, Sequence) or isinstance(names, (str, bytes)) or not names
             or not all(isinstance(n, str) for n in names)):
         raise TaskFormatError("task field 'test_names' must be the subtask's non-empty list of test names")
     tests = _test_cases(row, names)
+    for name, (_, answer) in zip(names, tests):
+        if not answer.replace("\x00", "").strip("\n"):
+            # piston's runner judges nothing then ([ -n "$CORRECT_OUTPUT" ]) and open-r1 reads the program's own
+            # output as the test's score: a program printing 1 would be paid
+            raise TaskFormatError(f"open-r1 IOI row {problem_id!r}: test {name!r} has an empty answer, which the "
+                                  "official runner does not judge (the program's output is read as its score)")
     files = _grader_files(row)
     checker_files = {name: text for name, text in files if name.startswith("checker/")}
     build = grader_build(problem_id, [(n, t) for n, t in files if not n.startswith("checker/")])
@@ -234,6 +240,8 @@ def test_case_table(source: Any, years: Iterable[int] = ()) -> dict[tuple[str, s
                 raise TaskFormatError("ioi_tests: a test case must have problem_id, test_name, test_input and "
                                       "test_output (open-r1/ioi-test-cases' columns)") from None
 
+    if not isinstance(source, (str, os.PathLike, Iterable)) or isinstance(source, (bytes, Mapping)):
+        raise ConfigurationError(f"ioi_tests: {type(source).__name__} is neither the test-case rows nor a directory")
     if isinstance(source, (str, os.PathLike)):
         root = Path(source)
         wanted = {str(y) for y in years}
@@ -267,6 +275,8 @@ def add_test_cases(row: Mapping[str, Any], table: Mapping[tuple[str, str], tuple
         return out
     problem = str(row.get("id"))
     names = row.get("test_names") or ()
+    if isinstance(names, (str, bytes)) or not all(isinstance(n, str) for n in names):
+        return out  # reading it says what is wrong
     found = {name: list(table[(problem, name)]) for name in names if (problem, name) in table}
     if names and len(found) == len(names):
         out["test_cases"] = json.dumps(found)

@@ -8,7 +8,7 @@ time_safety_margin, time_limit}``), ``output_validators/<name>/`` (or ``output_v
 or ``output_validator/<name>/``) with C, C++ or Python sources and headers, ``data/sample`` and ``data/secret``
 with ``*.in`` and ``*.ans``, in nested groups, ``submissions/<verdict>/``; a ``type: scoring`` problem's test data
 groups (``testdata.yaml``) as its row's ``score_tree`` (see :func:`_kattis_groups`); ``include/cpp/`` and
-``include/c/`` as its row's ``include_files`` (see :func:`_include_files`). A custom validator runs as ``validator
+``include/c/`` as its row's ``include_files`` (see :func:`.kattis_includes.include_files`). A custom validator runs as ``validator
 input judge_answer feedback_dir [validator_flags] < output`` (42 accepts, 43 rejects): the ``kattis`` convention;
 ``custom interactive`` makes it the interactor. The default validator is the ``kattis`` judge, problemtools'
 ``default_validator.cc`` with the flags (tokens, case-insensitive unless ``case_sensitive``, any number within
@@ -55,6 +55,7 @@ from typing import Any
 from ..errors import TaskFormatError
 from ._common import limit_seconds
 from ._contest import JUDGE_SOURCE_LANGUAGES, checker_spec, interactor_spec, language_of
+from .kattis_includes import include_files
 
 logger = logging.getLogger(__name__)
 __all__ = ["read_problem_dirs", "read_kattis", "read_polygon", "read_frontier_cs", "read_interactbench_dir"]
@@ -64,8 +65,10 @@ HEADER_SUFFIXES = (".h", ".hpp", ".hh")
 
 
 def _text(path: Path) -> str:
-    """A file's text (UTF-8, bad bytes replaced)."""
-    return path.read_text(encoding="utf-8", errors="replace")
+    """A file's text (UTF-8, bad bytes replaced), its line ends as they are (``\r\n`` stays: the judges read raw
+    files)."""
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        return f.read()
 
 
 def _yaml(path: Path) -> dict[str, Any]:
@@ -253,44 +256,6 @@ def _flag_list(value: Any, where: str) -> list[str]:
     raise TaskFormatError(f"{where}: flags must be a string or a list of them, got {value!r:.80}")
 
 
-#: problemtools' language ids (``config/languages.yaml``) whose ``include/<id>/`` files are supported here, with
-#: trl-sandbox's name of the language.
-INCLUDE_LANGUAGES = {"cpp": "cpp", "c": "c"}
-
-
-def _include_files(root: Path) -> dict[str, list[list[str]]]:
-    """A Kattis package's ``include/<language>/`` files, compiled with every submission of that language
-    (problemtools a185fe9 ``model/includes.py``, ``run/source.py``): ``{language: [[path, text], ...]}``, C and C++.
-
-    Raises:
-        TaskFormatError: include files of another language or ``include/default/`` (for every language: a Python
-            one runs in the judge's process here), not UTF-8, or named as the submission's (``main.cpp``, ``main``).
-    """
-    include = root / "include"
-    found: dict[str, list[list[str]]] = {}
-    if not include.is_dir():
-        return found
-    for folder in sorted(p for p in include.iterdir() if p.is_dir()):
-        files = sorted(p for p in folder.rglob("*") if p.is_file())
-        if not files:
-            continue
-        language = INCLUDE_LANGUAGES.get(folder.name)
-        if language is None:
-            raise TaskFormatError(f"{root}: include/{folder.name}/ files (added to every submission of that "
-                                  "language) are not supported yet; include/cpp/ and include/c/ are")
-        entries = []
-        for path in files:
-            name = path.relative_to(folder).as_posix()
-            if name in ("main", f"main.{language}") or any(part.startswith(".") for part in name.split("/")):
-                raise TaskFormatError(f"{root}: include/{folder.name}/{name}: a name the submission's own files take")
-            try:
-                entries.append([name, path.read_text(encoding="utf-8")])
-            except UnicodeDecodeError:
-                raise TaskFormatError(f"{root}: include/{folder.name}/{name} is not UTF-8 text") from None
-        found[language] = entries
-    return found
-
-
 def _refuse_unsupported(root: Path) -> None:
     """Refuse a group's scoring given as a mapping (the 2023-07 format's: judged wrongly here).
 
@@ -353,7 +318,7 @@ def read_kattis(root: Path) -> dict[str, Any]:
                               "accept_score are")
     row: dict[str, Any] = {"task_format": "kattis_package", "task_id": root.name,
                            "package_tests": _kattis_tests(root), "interactor": None, "time_limit_factor": 1.0}
-    includes = _include_files(root)
+    includes = include_files(root)
     if includes:
         row["include_files"] = includes
     if "scoring" in kind.split() or "score" in validation:
@@ -441,6 +406,8 @@ def _polygon_groups(testset: ET.Element, count: int) -> list[dict[str, Any]]:
             members.setdefault(str(test.get("group")), []).append(i)
     subtasks = []
     for group in groups:
+        if group.get("name") is None:
+            continue  # a group without a name: no test can be in it
         name = str(group.get("name"))
         indices = members.get(name, [])
         if not indices:
@@ -453,7 +420,7 @@ def _polygon_groups(testset: ET.Element, count: int) -> list[dict[str, Any]]:
             total = _points(group.get("points"), f"group {name}") if group.get("points") else sum(
                 points[i] for i in indices)
             subtasks.append({"name": name, "policy": "min", "points": total, "tests": indices, "depends": depends})
-    declared = {str(group.get("name")) for group in groups}
+    declared = {str(group.get("name")) for group in groups if group.get("name") is not None}
     loose = [i for i, test in enumerate(tests) if points[i] > 0 and str(test.get("group")) not in declared]
     if loose:  # tests with points outside every declared group: their points each, never dropped
         name = "tests"

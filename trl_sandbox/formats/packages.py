@@ -58,15 +58,23 @@ def read_package(row: Mapping[str, Any]) -> dict[str, Any]:
     if per_test is not None:
         if not isinstance(per_test, list) or len(per_test) != len(tests):
             raise TaskFormatError("task field 'test_compares' must give one entry (None or a judge) per test")
-        fields["test_compares"] = tuple(
-            None if c is None else {"flags": [str(f) for f in c["flags"]]} if isinstance(c, Mapping) and set(c) == {
-                "flags"} and isinstance(c["flags"], list) else parse_compare(c) for c in per_test)
+        checker = "checker" in judge
+
+        def one(c: Any) -> dict[str, Any] | None:
+            if c is None:
+                return None
+            if isinstance(c, Mapping) and set(c) == {"flags"} and isinstance(c["flags"], list):
+                flags = [str(f) for f in c["flags"]]  # over the checker, else the default validator's
+                return {"flags": flags} if checker else parse_compare({"mode": "kattis", "flags": flags})
+            return parse_compare(c)
+
+        fields["test_compares"] = tuple(one(c) for c in per_test)
     return fields
 
 
 def read_include_files(value: Any) -> dict[str, tuple[tuple[str, str], ...]]:
     """A row's ``include_files``: ``{language: [[relative path, text], ...]}`` for C and C++ (see
-    :func:`trl_sandbox.formats.package_dirs._include_files`).
+    :func:`trl_sandbox.formats.kattis_includes.include_files`).
 
     Raises:
         TaskFormatError: another shape, another language, or a path that is not a plain relative one.

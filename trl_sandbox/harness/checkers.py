@@ -340,13 +340,16 @@ def testlib_verdict(code, message, points_max=None, what="checker"):
 
 def kattis_verdict(code, feedback, points_max=None, what="output validator"):
     """The verdict of a Kattis validator (problemtools): exit 42 accepts (with the fraction of ``score.txt`` when it
-    wrote one below full marks: ``score``), 43 rejects, any other code is a judge error (``invalid``). ``feedback``:
-    the texts it wrote to ``feedback_dir`` by file name."""
+    wrote one below full marks and the task states ``points_max``: ``score``), 43 rejects, any other code is a judge
+    error (``invalid``), as is a ``score.txt`` with a rejection or with no ``points_max`` stated. ``feedback``: the
+    texts it wrote to ``feedback_dir`` by file name."""
     message = (feedback.get("judgemessage.txt") or feedback.get("teammessage.txt") or "").strip()
-    if "score.txt" in feedback and not points_max:
-        # problemtools: a judge error unless the problem takes the validator's scores (legacy ``validation: custom
-        # score``, a 2023-07 scoring problem), which are not read here yet: never a verdict on the program
-        return {"ok": False, "invalid": "the %s wrote score.txt: a test's own score is not supported yet" % what}
+    if "score.txt" in feedback and (not points_max or code == 43):
+        # problemtools (judge/validate.py): a judge error on a rejection, and unless the problem takes the
+        # validator's scores (legacy ``validation: custom score``, a 2023-07 scoring problem), which are not read
+        # here yet: never a verdict on the program
+        return {"ok": False, "invalid": "the %s wrote score.txt %s" % (
+            what, "with a rejection" if code == 43 else "(a test's own score is not supported yet)")}
     if code == 43:
         return {"ok": False, "error": "rejected by the %s: %s" % (what, short_repr(message[-300:]))}
     if code != 42:

@@ -320,8 +320,8 @@ _C_SPACE_RUN = re.compile(r"([ \t\n\v\f\r]+)")
 #: ``sscanf(s, "%lf%10s")`` reading the whole token as one number (glibc's ``scanf``, measured): decimal, where an
 #: exponent without digits (``5e``, ``5e+``) is consumed and ignored; or hexadecimal, with at least a digit or the
 #: point (``0x.`` is 0), its exponent likewise (``0x1p``); ``inf`` and ``nan`` are no float to the validator.
-_C_DECIMAL = re.compile(r"([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d*))?\Z")
-_C_HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]*)(?:[pP]([+-]?\d*))?\Z")
+_C_DECIMAL = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))(?:[eE]([+-]?[0-9]*))?\Z")  # ASCII digits only
+_C_HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]*)(?:[pP]([+-]?[0-9]*))?\Z")
 
 
 def _c_float(token):

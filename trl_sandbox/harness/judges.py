@@ -298,8 +298,8 @@ def judge_stdio(emit, worker, req, timeout):
     :func:`.stdio._os_exit`): status 0 is a normal end, judged on what reached stdout (Python's unflushed buffer is
     lost); any other status fails the test unless the output is ``"judged"``; the worker it ended is replaced for the
     next test. The first test past its time limit ends the run (the remaining tests are not run), but for a task
-    with subtasks (the request's ``groups`` or ``score_tree``): that test fails, and the next runs in a fresh worker
-    (a compiled program compiled again there when the timeout ended its worker)."""
+    with subtasks (the request's ``groups`` or ``score_tree``): that test fails and the next runs (in a fresh worker
+    where the timeout ended this one, a compiled program compiled again there)."""
     build = req.get("build")
     if build:
         if not _build_in_worker(emit, worker, req, build):

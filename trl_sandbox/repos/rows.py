@@ -41,11 +41,11 @@ END_OTHERS = f"""_trl_sandbox_end_others() {{
   if [ "$$" = 1 ]; then kill -KILL -1 2>/dev/null
   else
     local s= f= me=0 keep= p= d= pass= left=1
-    read -r s < /proc/$$/stat 2>/dev/null && {{ f=(${{s##*) }}); me=${{f[19]:-0}}; keep=" $$ "; p=${{f[1]:-1}}; }}
+    read -r s 2>/dev/null < /proc/$$/stat && {{ f=(${{s##*) }}); me=${{f[19]:-0}}; keep=" $$ "; p=${{f[1]:-1}}; }}
     [ "$me" -gt 0 ] 2>/dev/null || p=1 pass=0  # its own start time unknown: nothing is killed, the run errors
     while [ "${{p:-1}}" -gt 1 ]; do
       keep="$keep$p "
-      read -r s < "/proc/$p/stat" 2>/dev/null || break
+      read -r s 2>/dev/null < "/proc/$p/stat" || break
       f=(${{s##*) }}); p=${{f[1]:-1}}
     done
     [ "$pass" = 0 ] || for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
@@ -53,7 +53,7 @@ END_OTHERS = f"""_trl_sandbox_end_others() {{
       for d in /proc/[0-9]*; do
         p=${{d#/proc/}}
         case $keep in *" $p "*) continue ;; esac
-        read -r s < "$d/stat" 2>/dev/null || continue
+        read -r s 2>/dev/null < "$d/stat" || continue
         f=(${{s##*) }})
         case ${{f[0]:-}} in Z|X) continue ;; esac
         [ "${{f[19]:-0}}" -gt "$me" ] || continue  # later than this shell: never a sibling of its own tick
