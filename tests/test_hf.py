@@ -169,7 +169,9 @@ def test_exec_faults_are_never_scored_as_wrong_answers(service):
         service.fail_execs = 1000
         second = scorer.score(tasks[:2], solutions[:2])
         service.fail_execs = 0
-        service.vanish_on_exec = 2
+        # one sandbox disappears: a completion is retried once, so two vanishings that both hit the same completion
+        # (its try and its retry, as happened under load) would make it an infrastructure error, rightly
+        service.vanish_on_exec = 1
         third = scorer.score(tasks, solutions)
     results = first + second + third
     misscored = [r for r in results if r.status not in ("passed", "infra_error")]
@@ -177,9 +179,10 @@ def test_exec_faults_are_never_scored_as_wrong_answers(service):
     assert all(r.status == "passed" for r in first)
     assert all(r.status == "infra_error" and r.reward is None for r in second)
     assert all(r.reward is None for r in third if r.status == "infra_error")
-    # the completions whose sandbox vanished were scored again on a replacement
+    # the completion whose sandbox vanished was scored again on a replacement
     assert all(r.status == "passed" for r in third) and service.vanish_on_exec == 0
-    assert sum(job["stage"] == "ERROR" for job in service.jobs.values()) >= 2
+    assert sum(r.retries for r in third) == 1
+    assert sum(job["stage"] == "ERROR" for job in service.jobs.values()) >= 1  # the one that vanished
 
 
 def test_a_test_past_its_time_limit_is_a_timeout(service):
