@@ -42,6 +42,12 @@ class Format:
     dataset: bool = True
 
 
+def plain_path(name: str) -> bool:
+    """Whether ``name`` is a plain relative path (``graders/nile.h``): no absolute path, no empty, ``.`` or ``..``
+    part, no hidden file. Task files written beside a program must be (the harness checks again)."""
+    return bool(name) and all(part and not part.startswith(".") for part in name.split("/"))
+
+
 def json_field(row: Mapping[str, Any], name: str) -> Any:
     """A field published as JSON text (or already decoded).
 

@@ -49,7 +49,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, TaskFormatError
 from ..subtasks import Subtask
-from ._common import Format, limit_bytes, limit_seconds, stdio_fields
+from ._common import Format, limit_bytes, limit_seconds, plain_path, stdio_fields
 
 __all__ = ["FORMAT", "JUDGE", "TIME_LIMIT_FACTOR", "add_test_cases", "grader_build", "read_ioi", "submission",
            "test_case_table", "with_grader"]
@@ -81,8 +81,7 @@ def _grader_files(row: Mapping[str, Any]) -> list[tuple[str, str]]:
                 or not all(isinstance(part, str) for part in item)):
             raise TaskFormatError("task field 'grader_files' must be a list of [path, text] pairs")
         name, text = item
-        parts = name.split("/")
-        if not name or name.startswith("/") or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        if not plain_path(name):
             raise TaskFormatError(f"grader file {name!r}: not a plain relative path")
         if text:
             files.append((name, text))

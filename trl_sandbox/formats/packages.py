@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import TaskFormatError
-from ._common import Format, parse_compare, parse_interactor, stdio_fields
+from ._common import Format, parse_compare, parse_interactor, plain_path, stdio_fields
 
 #: The package kinds, by format name.
 PACKAGE_FORMATS = ("kattis_package", "polygon_package", "frontier_cs")
@@ -89,8 +89,7 @@ def read_include_files(value: Any) -> dict[str, tuple[tuple[str, str], ...]]:
                 isinstance(f, (list, tuple)) and len(f) == 2 and all(isinstance(x, str) for x in f) for f in files):
             raise TaskFormatError("task field 'include_files' must map a language to [[path, text], ...]")
         for name, _text in files:
-            if not name or name.startswith("/") or any(p in ("", ".", "..") or p.startswith(".")
-                                                       for p in name.split("/")):
+            if not plain_path(name):
                 raise TaskFormatError(f"task field 'include_files': {name!r} is not a plain relative path")
         found[str(language)] = tuple((str(n), str(t)) for n, t in files)
     return found
